@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/policy.h"
+#include "memgov/sample.h"
+#include "memgov/trend.h"
+
+/* The decision engine: a pure function of (policy, state, sample, now). It reads no clock,
+ * does no I/O and keeps no globals; the daemon, dry-run, replay and the tests all drive it the
+ * same way, so what replay shows is what the daemon would do. */
+
+typedef enum DecisionKind {
+        DECISION_LEVEL,    /* the ladder moved */
+        DECISION_TRIM,     /* return freed heap memory to the kernel */
+        DECISION_SET_HIGH, /* write memory.high */
+        DECISION_SET_MAX,  /* write memory.max (bounded raise during a restart, and its undo) */
+        DECISION_RESET,    /* end the sessions holding the most memory */
+        DECISION_RESTART,  /* graceful restart of the server */
+        DECISION_EFFECT,   /* the measured effect of an earlier action */
+        DECISION_HOLD,     /* a step is due but held back (guard rail, backoff, missing signal) */
+        DECISION_EVENT,    /* something observed: an OOM kill, a server restart, a foreign write */
+        _DECISION_KIND_MAX,
+} DecisionKind;
+
+const char *decision_kind_to_string(DecisionKind k);
+
+/* Whether a decision asks an actuator to do something (the rest only inform). */
+static inline bool decision_is_action(DecisionKind k) {
+        return k == DECISION_TRIM || k == DECISION_SET_HIGH || k == DECISION_SET_MAX ||
+               k == DECISION_RESET || k == DECISION_RESTART;
+}
+
+#define DECISION_REASON_MAX 384
+
+typedef struct Decision {
+        DecisionKind kind;
+        Level level;       /* the level once this decision is taken */
+        Level from;        /* DECISION_LEVEL: the level left */
+        ActionKind action; /* DECISION_EFFECT / DECISION_HOLD: the action concerned */
+        uint64_t value;    /* SET_HIGH / SET_MAX: the new value; EFFECT: bytes freed */
+        uint64_t old_value;
+        bool emergency;
+
+        /* DECISION_TRIM */
+        TrimMethod trim_method;
+        /* DECISION_RESET */
+        unsigned reset_max;
+        uint64_t reset_min_memory;
+        usec_t reset_min_idle;
+        bool reset_in_trx;
+        /* DECISION_RESTART */
+        bool preflush;
+
+        char reason[DECISION_REASON_MAX];
+} Decision;
+
+#define ENGINE_MAX_DECISIONS 8
+
+/* What one tick saw and decided. */
+typedef struct EngineOutput {
+        usec_t now;
+        usec_t wall; /* 0 when the sample had no wall clock */
+        int32_t utc_offset;
+        uint64_t ws;     /* SIZE_UNKNOWN when the sample had none */
+        uint64_t budget; /* SIZE_UNKNOWN when it could not be resolved */
+        uint32_t ws_bp;  /* working set as a share of the budget */
+        bool trend_valid;
+        double slope; /* bytes per second */
+        usec_t eta;   /* to the budget; USEC_INFINITY = not rising */
+        Level level;
+        usec_t next_sample; /* how long the caller should wait before the next sample */
+        Decision decisions[ENGINE_MAX_DECISIONS];
+        unsigned n_decisions;
+} EngineOutput;
+
+typedef struct EngineOptions {
+        /* Dry-run and replay: assume every action took place as decided, since the samples will
+         * not show it (memory.high is never re-read as someone else's change, a restart is taken
+         * as done after settle). */
+        bool simulate;
+} EngineOptions;
+
+typedef struct ActionState {
+        usec_t last;          /* when it was last decided, 0 = never */
+        usec_t backoff_until; /* it did not help or failed: not again before this */
+        bool spent;           /* it did not help or failed, and the backoff is running */
+        bool pending;         /* effect not measured yet */
+        uint64_t ws_before;
+        double slope_before;
+        int64_t last_gain;
+        unsigned count;
+} ActionState;
+
+#define ENGINE_RESTART_HISTORY 128
+
+typedef struct Engine {
+        EngineOptions opts;
+
+        Level level;
+        usec_t level_since;
+        usec_t last_action; /* any ladder action, for settle */
+
+        ActionState act[_ACTION_KIND_MAX];
+        uint32_t hold_shown[_ACTION_KIND_MAX]; /* last hold reason code shown, not to repeat it */
+        uint32_t notice_shown;
+
+        /* memory.high */
+        uint64_t high_set;     /* last value decided, SIZE_UNKNOWN = never */
+        uint64_t high_initial; /* value found before the first write, restored when calm is off */
+        uint64_t high_ceiling; /* set by someone else and adopted; SIZE_UNKNOWN = none */
+        usec_t high_changed;
+        unsigned high_mismatch;
+        bool high_at_floor;
+        bool psi_guard;
+
+        /* memory.max */
+        bool max_raised;
+        uint64_t max_original;
+
+        /* restart */
+        bool restart_pending;
+        usec_t restart_at;     /* monotonic */
+        usec_t restart_clock[ENGINE_RESTART_HISTORY]; /* wall clock when known, else monotonic */
+        unsigned n_restarts;
+
+        /* the previous sample's facts */
+        bool have_prev;
+        usec_t prev_mono;
+        pid_t prev_pid;
+        usec_t prev_uptime;
+        unsigned prev_has;
+        MemoryEvents prev_events;
+
+        /* the last few working-set figures, for effects measured on medians rather than on one
+         * sample that may be a spike */
+        uint64_t recent_ws[8];
+        usec_t recent_t[8];
+        unsigned recent_n, recent_head;
+
+        Trend trend;
+        uint64_t last_budget;
+} Engine;
+
+void engine_init(Engine *e, const Policy *p, const EngineOptions *opts);
+/* A reloaded policy: the state is kept; the trend restarts only if its shape changed. */
+void engine_set_policy(Engine *e, const Policy *old, const Policy *p);
+void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, EngineOutput *out);
+
+/* Restarts remembered across governor restarts: clock values as engine_step records them. */
+void engine_restore_restarts(Engine *e, const usec_t *clock, unsigned n);

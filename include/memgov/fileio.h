@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/stat.h>
+
+#include "memgov/macro.h"
+
+/* Reads a whole file below dirfd (AT_FDCWD for a plain path) into a NUL-terminated buffer.
+ * Kernel files report a size of 0 or 4096 whatever they hold: read until EOF, up to max bytes
+ * (-EFBIG beyond). */
+int read_full_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len);
+
+/* Reads a small file into a caller's buffer: the hot path of sampling allocates nothing.
+ * Returns the length, -ENOBUFS when it did not fit. */
+ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size);
+
+/* Files that steer a root process (policies, credentials) must be root's and not writable by
+ * others. Returns 0, or -EPERM with why filled in. Only enforced when euid is 0. */
+int check_trusted_file(const struct stat *st, uid_t euid, char *why, size_t why_size);

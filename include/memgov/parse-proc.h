@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <limits.h>
+#include <sys/types.h>
+
+#include "memgov/macro.h"
+
+/* Pure parsers for /proc/PID files. Same error conventions as parse-cgroup.h. */
+
+typedef struct ProcStatus {
+        char name[64];
+        char state;
+        pid_t tgid, ppid, tracer_pid;
+        pid_t nspid; /* the PID in the process's own (innermost) PID namespace */
+        uid_t ruid, euid;
+        uint64_t vm_rss, rss_anon, rss_file, rss_shmem, vm_swap; /* bytes */
+        unsigned threads;
+        int seccomp;       /* 0 off, 1 strict, 2 filter, -1 unknown */
+        bool shadow_stack; /* x86_Thread_features lists "shstk" (CET user shadow stack) */
+        uint64_t cap_eff;
+} ProcStatus;
+
+int parse_proc_status(const char *buf, size_t len, ProcStatus *ret);
+
+typedef struct SmapsRollup {
+        uint64_t rss, pss, pss_anon, anonymous, private_dirty, lazyfree, swap; /* bytes */
+        bool has_pss_anon; /* since 5.8 */
+} SmapsRollup;
+
+int parse_smaps_rollup(const char *buf, size_t len, SmapsRollup *ret);
+
+typedef struct ProcCgroup {
+        char unified[PATH_MAX];  /* the "0::" line: cgroup v2 path; "" when absent */
+        char memory_v1[PATH_MAX]; /* the v1 hierarchy with the memory controller; "" when absent */
+        bool has_unified, has_memory_v1;
+} ProcCgroup;
+
+int parse_proc_cgroup(const char *buf, size_t len, ProcCgroup *ret);
+
+typedef enum Allocator {
+        ALLOCATOR_UNKNOWN,
+        ALLOCATOR_GLIBC,
+        ALLOCATOR_JEMALLOC,
+        ALLOCATOR_TCMALLOC,
+        _ALLOCATOR_MAX,
+} Allocator;
+
+const char *allocator_to_string(Allocator a);
+int allocator_from_string(const char *s, Allocator *ret);
+
+typedef struct MappedLib {
+        bool found;
+        char path[PATH_MAX];
+        uint64_t base; /* start of the mapping at file offset 0 */
+        unsigned dev_major, dev_minor;
+        uint64_t inode;
+        bool deleted; /* replaced on disk since it was mapped (a package upgrade) */
+} MappedLib;
+
+typedef struct ProcMaps {
+        unsigned mappings;
+        unsigned anon_rw;       /* private writable mappings with no file: heaps, arenas */
+        uint64_t anon_rw_bytes; /* their total virtual size */
+        Allocator allocator;
+        MappedLib libc;          /* glibc's libc.so.6 */
+        MappedLib allocator_lib; /* libjemalloc / libtcmalloc when one is mapped */
+} ProcMaps;
+
+int parse_proc_maps(const char *buf, size_t len, ProcMaps *ret);
+
+/* /proc/PID/stat: the fields memgov needs. comm may contain spaces and parentheses. */
+typedef struct ProcStat {
+        char state;
+        pid_t ppid;
+        uint64_t starttime; /* clock ticks after boot */
+        uint64_t utime, stime;
+} ProcStat;
+
+int parse_proc_stat(const char *buf, size_t len, ProcStat *ret);

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/macro.h"
+
+/* The rungs of the ladder, in escalation order. */
+typedef enum Level {
+        LEVEL_NORMAL,
+        LEVEL_TRIM,
+        LEVEL_THROTTLE,
+        LEVEL_RESET,
+        LEVEL_RESTART,
+        _LEVEL_MAX,
+} Level;
+
+const char *level_to_string(Level l);
+int level_from_string(const char *s, Level *ret);
+
+typedef enum BudgetMode {
+        BUDGET_AUTO,      /* memory.max when set, else host RAM minus host-reserve */
+        BUDGET_SIZE,      /* a fixed size */
+        BUDGET_HOST_SHARE /* a share of host RAM */
+} BudgetMode;
+
+typedef enum TrimMethod {
+        TRIM_AUTO,
+        TRIM_PTRACE,
+        TRIM_SQL,
+        _TRIM_METHOD_MAX,
+} TrimMethod;
+
+const char *trim_method_to_string(TrimMethod m);
+
+typedef enum PsiType {
+        PSI_SOME,
+        PSI_FULL,
+} PsiType;
+
+typedef enum InTransaction {
+        IN_TRX_NEVER,     /* never reset a session inside a write transaction */
+        IN_TRX_EMERGENCY, /* only when the ETA is below restart emergency-eta */
+} InTransaction;
+
+/* Thresholds and pacing for one rung. */
+typedef struct StepPolicy {
+        bool enabled;
+        uint32_t at;       /* enter at this share of the budget (basis points); 0 = off */
+        usec_t eta;        /* enter when the ETA to the budget is below this; 0 = off */
+        usec_t cooldown;   /* minimum time between two actions of this step */
+        uint64_t min_gain; /* an action that frees less did not help (trim, reset) */
+        usec_t backoff;    /* after an action that did not help, wait this long (trim, reset) */
+} StepPolicy;
+
+/* Days are a bit mask, bit 0 = Monday. Minutes of the day; end <= start crosses midnight. */
+typedef struct MaintenanceWindow {
+        uint8_t days;
+        uint16_t start_min, end_min;
+} MaintenanceWindow;
+
+#define POLICY_MAX_LIST 32
+#define POLICY_MAX_WINDOWS 16
+#define POLICY_USER_MAX 81
+#define POLICY_HOST_MAX 256
+
+typedef struct Policy {
+        /* [governor] */
+        bool dry_run;
+        usec_t settle;
+        uint32_t hysteresis;
+        uint32_t eta_hysteresis;
+
+        /* [budget] */
+        BudgetMode budget_mode;
+        uint64_t budget_size;
+        uint32_t budget_share;
+        uint64_t host_reserve;
+
+        /* [sampling] */
+        usec_t interval;
+        usec_t fast_interval;
+        uint32_t fast_above;
+
+        /* [trend] */
+        usec_t trend_window;
+        unsigned trend_points;
+        unsigned trend_min_points;
+        uint32_t trend_drop;
+
+        /* [psi] */
+        PsiType psi_type;
+        usec_t psi_stall;
+        usec_t psi_window;
+
+        /* [trim] [throttle] [reset] [restart]: indexed by Level */
+        StepPolicy step[_LEVEL_MAX];
+
+        /* [trim] */
+        TrimMethod trim_method;
+
+        /* [throttle] */
+        uint32_t calm_headroom; /* 0 = leave memory.high alone when calm */
+        uint32_t throttle_margin;
+        uint32_t throttle_floor;
+        uint32_t step_down;
+        uint32_t full_guard; /* PSI full avg10, hundredths of a percent (= basis points) */
+
+        /* [reset] */
+        unsigned reset_max;
+        uint64_t reset_min_memory;
+        usec_t reset_min_idle;
+        InTransaction reset_in_trx;
+        char exempt_users[POLICY_MAX_LIST][POLICY_USER_MAX];
+        unsigned n_exempt_users;
+        char exempt_hosts[POLICY_MAX_LIST][POLICY_HOST_MAX];
+        unsigned n_exempt_hosts;
+
+        /* [restart] */
+        unsigned restart_max_per_day;
+        usec_t restart_min_uptime;
+        MaintenanceWindow windows[POLICY_MAX_WINDOWS];
+        unsigned n_windows;
+        usec_t emergency_eta;
+        bool preflush;
+        uint32_t max_raise;
+        usec_t stop_timeout;
+} Policy;
+
+/* Receives one finished message per problem: "file:line: key: what is wrong (expected ...)". */
+typedef void (*policy_report_t)(void *userdata, const char *message);
+
+/* Parses policy text on top of *p (a policy file overrides the embedded default key by key),
+ * then validates the result as a whole. Returns the number of problems reported (0 = valid),
+ * or a negative errno when the text could not be processed at all. *p is only changed when the
+ * result is valid. */
+int policy_parse(Policy *p, const char *text, size_t len, const char *filename,
+                 policy_report_t report, void *userdata);
+
+/* The embedded default (policies/default.ini compiled into the binary). */
+extern const char policy_default_text[];
+extern const size_t policy_default_size;
+int policy_load_default(Policy *ret);
+
+/* Validation of a complete policy, for callers that build one in code (tests, --budget). */
+int policy_validate(const Policy *p, const char *filename, policy_report_t report, void *userdata);
+
+/* Key names, for docs and tests: "section.key", NULL-terminated. */
+const char *const *policy_key_names(void);
+
+/* Maintenance windows: "Sat..Sun 02:00-05:00, Mon..Fri 03:00-04:00" */
+int parse_windows(const char *s, MaintenanceWindow *ret, unsigned max, unsigned *ret_n);
+/* Local time as minutes since Monday 00:00 -> inside any window? No windows = always. */
+bool windows_contain(const MaintenanceWindow *w, unsigned n, unsigned minute_of_week);
+/* Microseconds since the epoch and a UTC offset -> minute of the local week (Monday 00:00 = 0). */
+unsigned minute_of_week(usec_t wall, int32_t utc_offset_sec);

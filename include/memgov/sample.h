@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/types.h>
+
+#include "memgov/macro.h"
+#include "memgov/parse-cgroup.h"
+
+/* Which groups of Sample fields hold data. A plain DBA log gives only a working set; a
+ * process without a cgroup v2 memory controller gives only process figures. */
+typedef enum SampleHas {
+        SAMPLE_HAS_WALL = 1 << 0,    /* wall clock */
+        SAMPLE_HAS_CGROUP = 1 << 1,  /* memory.current/high/max and memory.stat */
+        SAMPLE_HAS_EVENTS = 1 << 2,  /* memory.events */
+        SAMPLE_HAS_PSI = 1 << 3,     /* memory.pressure */
+        SAMPLE_HAS_PROCESS = 1 << 4, /* pid, RSS, mappings, threads */
+        SAMPLE_HAS_UPTIME = 1 << 5,  /* the server's uptime */
+        SAMPLE_HAS_HOST = 1 << 6,    /* host RAM */
+        SAMPLE_HAS_WS = 1 << 7,      /* a working-set figure given directly (plain traces) */
+} SampleHas;
+
+/* Actions whose outcome the governor feeds back to the engine through the next sample, so
+ * that a recorded trace holds every input the engine saw. */
+typedef enum ActionKind {
+        ACTION_TRIM,
+        ACTION_SET_HIGH,
+        ACTION_SET_MAX,
+        ACTION_RESET,
+        ACTION_RESTART,
+        _ACTION_KIND_MAX,
+} ActionKind;
+
+const char *action_kind_to_string(ActionKind k);
+
+typedef struct Sample {
+        usec_t mono; /* monotonic clock: the engine's only notion of "now" */
+        usec_t wall; /* realtime clock, for maintenance windows and display */
+        int32_t utc_offset; /* seconds east of UTC at wall */
+        unsigned has;       /* SampleHas bits */
+
+        /* cgroup v2 */
+        uint64_t memory_current;
+        uint64_t memory_high; /* SIZE_UNLIMITED = "max" */
+        uint64_t memory_max;  /* SIZE_UNLIMITED = "max" */
+        uint64_t anon, file, inactive_file, active_file, shmem;
+        MemoryEvents events;
+        Psi psi;
+
+        /* the server process */
+        pid_t pid;
+        usec_t uptime;
+        uint64_t rss, rss_anon;
+        unsigned anon_maps, threads;
+
+        uint64_t host_total; /* MemTotal */
+        uint64_t ws;         /* with SAMPLE_HAS_WS */
+
+        unsigned failed; /* bit (1 << ActionKind): that action failed since the previous sample */
+} Sample;
+
+/* Working set: memory.current minus inactive_file (page cache the kernel drops first), else the
+ * process RSS, else the figure a plain trace gives. SIZE_UNKNOWN when the sample has none. */
+uint64_t sample_working_set(const Sample *s);

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/macro.h"
+
+/* Edit distance (insertions, deletions, substitutions, adjacent transpositions), capped: any
+ * distance above cap is returned as cap + 1. Inputs longer than 64 bytes return cap + 1. */
+unsigned edit_distance(const char *a, const char *b, unsigned cap);
+
+/* The candidate closest to word when it is close enough to be a likely typo, or NULL. */
+const char *closest_match(const char *word, const char *const *candidates, size_t n);
+
+/* Appends to a fixed buffer, always NUL-terminated; returns false once it had to truncate. */
+typedef struct StrBuf {
+        char *buf;
+        size_t size, len;
+        bool truncated;
+} StrBuf;
+
+void strbuf_init(StrBuf *b, char *buf, size_t size);
+_printf_(2, 3) bool strbuf_printf(StrBuf *b, const char *fmt, ...);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/macro.h"
+
+/* Robust slope of the working set over a sliding window.
+ *
+ * Samples are gathered into fixed-length buckets (window / points); each finished bucket
+ * becomes one point, its median value at its median time, so single outliers vanish. The
+ * slope is the median of the pairwise slopes between points (Theil-Sen). A fall between two
+ * consecutive points larger than the drop threshold (a trim, a connection reset, a restart)
+ * starts a new segment and no pair spans segments: the sawtooth of repeated trims yields the
+ * growth rate between them, not a flat or negative line. */
+
+#define TREND_MAX_POINTS 64
+#define TREND_BUCKET_VALUES 32
+
+typedef struct TrendPoint {
+        usec_t t;
+        uint64_t v;
+        unsigned segment;
+} TrendPoint;
+
+typedef struct Trend {
+        usec_t window, bucket_len;
+        unsigned points, min_points;
+
+        /* finished buckets, oldest first in ring order */
+        TrendPoint ring[TREND_MAX_POINTS];
+        unsigned head, count;
+        unsigned segment;
+
+        /* the bucket being filled */
+        bool started;
+        usec_t origin, cur_start;
+        usec_t cur_t[TREND_BUCKET_VALUES];
+        uint64_t cur_v[TREND_BUCKET_VALUES];
+        unsigned cur_n, stride, skip;
+
+        /* the estimate, refreshed when a bucket finishes */
+        bool valid;
+        double slope; /* bytes per second */
+        unsigned used;
+
+        double scratch[TREND_MAX_POINTS * (TREND_MAX_POINTS - 1) / 2];
+} Trend;
+
+void trend_init(Trend *t, usec_t window, unsigned points, unsigned min_points);
+void trend_reset(Trend *t);
+/* drop: a fall between consecutive points larger than this many bytes starts a new segment. */
+void trend_add(Trend *t, usec_t when, uint64_t value, uint64_t drop);
+
+static inline bool trend_valid(const Trend *t) {
+        return t->valid;
+}
+
+/* Time until value reaches limit at the current slope: 0 when already there, USEC_INFINITY
+ * when not rising or the trend is not known. Times beyond a year count as never. */
+usec_t trend_eta(const Trend *t, uint64_t value, uint64_t limit);

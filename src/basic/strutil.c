@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memgov/strutil.h"
+
+unsigned edit_distance(const char *a, const char *b, unsigned cap) {
+        size_t n = strlen(a), m = strlen(b);
+        unsigned d[65][65];
+
+        if (n > 64 || m > 64)
+                return cap + 1;
+        for (size_t i = 0; i <= n; i++)
+                d[i][0] = (unsigned) i;
+        for (size_t j = 0; j <= m; j++)
+                d[0][j] = (unsigned) j;
+        for (size_t i = 1; i <= n; i++)
+                for (size_t j = 1; j <= m; j++) {
+                        unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+                        unsigned v = MIN(d[i - 1][j] + 1, d[i][j - 1] + 1);
+                        v = MIN(v, d[i - 1][j - 1] + cost);
+                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                                v = MIN(v, d[i - 2][j - 2] + 1);
+                        d[i][j] = v;
+                }
+        return MIN(d[n][m], cap + 1);
+}
+
+const char *closest_match(const char *word, const char *const *candidates, size_t n) {
+        size_t len = strlen(word);
+        /* One typo per three characters, at least one and at most three. */
+        unsigned cap = (unsigned) CLAMP(len / 3, 1, 3);
+        const char *best = NULL;
+        unsigned best_d = cap + 1;
+
+        for (size_t i = 0; i < n; i++) {
+                unsigned d = edit_distance(word, candidates[i], cap);
+                if (d < best_d) {
+                        best_d = d;
+                        best = candidates[i];
+                }
+        }
+        return best;
+}
+
+void strbuf_init(StrBuf *b, char *buf, size_t size) {
+        b->buf = buf;
+        b->size = size;
+        b->len = 0;
+        b->truncated = false;
+        if (size > 0)
+                buf[0] = '\0';
+}
+
+bool strbuf_printf(StrBuf *b, const char *fmt, ...) {
+        va_list ap;
+
+        if (b->truncated || b->len + 1 >= b->size) {
+                b->truncated = true;
+                return false;
+        }
+        va_start(ap, fmt);
+        int k = vsnprintf(b->buf + b->len, b->size - b->len, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+                b->truncated = true;
+                return false;
+        }
+        if ((size_t) k >= b->size - b->len) {
+                b->len = b->size - 1;
+                b->truncated = true;
+                return false;
+        }
+        b->len += (size_t) k;
+        return true;
+}

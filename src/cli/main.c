@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "memgov/log.h"
+
+#ifndef MEMGOV_VERSION
+#define MEMGOV_VERSION "unknown"
+#endif
+
+static void help(void) {
+        printf("Usage: memgov COMMAND [OPTIONS]\n"
+               "\n"
+               "A memory governor for MySQL, Percona Server and MariaDB on cgroup v2: it watches the\n"
+               "server's memory, predicts the time left before memory.max, and escalates (allocator\n"
+               "trim, memory.high, connection reset, graceful restart) so that the kernel OOM killer\n"
+               "never fires.\n"
+               "\n"
+               "Commands:\n"
+               "  replay TRACE     show what memgov would have done on a recorded trace\n"
+               "  check FILE...    validate policy files\n"
+               "  version          print the version\n"
+               "\n"
+               "'memgov COMMAND --help' describes each command; see memgov(8).\n");
+}
+
+int main(int argc, char **argv) {
+        static const struct {
+                const char *name;
+                int (*run)(int argc, char **argv);
+        } verbs[] = {
+                { "replay", cmd_replay },
+                { "check", cmd_check },
+        };
+
+        log_setup(LOG_TARGET_AUTO);
+
+        if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h") || streq(argv[1], "help")) {
+                help();
+                return argc < 2 ? EXIT_USAGE : 0;
+        }
+        if (streq(argv[1], "--version") || streq(argv[1], "version")) {
+                printf("memgov %s\n", MEMGOV_VERSION);
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (streq(argv[1], verbs[i].name))
+                        return verbs[i].run(argc - 1, argv + 1);
+
+        fprintf(stderr, "memgov: unknown command '%s'\n", argv[1]);
+        fprintf(stderr, "Try 'memgov --help'.\n");
+        return EXIT_USAGE;
+}

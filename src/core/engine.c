@@ -1,0 +1,811 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memgov/engine.h"
+#include "memgov/units.h"
+
+static const char *const decision_names[_DECISION_KIND_MAX] = {
+        [DECISION_LEVEL] = "level",     [DECISION_TRIM] = "trim",       [DECISION_SET_HIGH] = "memory.high",
+        [DECISION_SET_MAX] = "memory.max", [DECISION_RESET] = "reset", [DECISION_RESTART] = "restart",
+        [DECISION_EFFECT] = "effect",   [DECISION_HOLD] = "hold",       [DECISION_EVENT] = "event",
+};
+
+const char *decision_kind_to_string(DecisionKind k) {
+        return k >= 0 && k < _DECISION_KIND_MAX ? decision_names[k] : "invalid";
+}
+
+/* Reasons a step is held back. Shown once per change, not on every tick. */
+enum {
+        HOLD_NONE,
+        HOLD_NO_BUDGET,
+        HOLD_NO_WS,
+        HOLD_THROTTLE_NO_CGROUP,
+        HOLD_THROTTLE_NO_PSI,
+        HOLD_MAX_PER_DAY,
+        HOLD_MIN_UPTIME,
+        HOLD_WINDOW,
+        HOLD_NO_WALL,
+};
+
+/* Per-tick view shared by the helpers below. */
+typedef struct Tick {
+        Engine *e;
+        const Policy *p;
+        const Sample *s;
+        usec_t now;
+        EngineOutput *out;
+        uint64_t ws, budget;
+        uint32_t ws_bp;
+        usec_t eta;
+        bool rising;
+        bool emergency;
+        char ctx[192]; /* "working set 51.2G = 85% of 60G budget, rising 0.9G/h, OOM in 9h40m" */
+} Tick;
+
+void engine_init(Engine *e, const Policy *p, const EngineOptions *opts) {
+        memset(e, 0, offsetof(Engine, trend));
+        if (opts)
+                e->opts = *opts;
+        e->level = LEVEL_NORMAL;
+        e->high_set = e->high_initial = e->high_ceiling = SIZE_UNKNOWN;
+        e->last_budget = SIZE_UNKNOWN;
+        trend_init(&e->trend, p->trend_window, p->trend_points, p->trend_min_points);
+}
+
+void engine_set_policy(Engine *e, const Policy *old, const Policy *p) {
+        if (old->trend_window != p->trend_window || old->trend_points != p->trend_points ||
+            old->trend_min_points != p->trend_min_points)
+                trend_init(&e->trend, p->trend_window, p->trend_points, p->trend_min_points);
+        /* A step the new policy disables cannot stay the current level. */
+        while (e->level > LEVEL_NORMAL && !p->step[e->level].enabled)
+                e->level--;
+}
+
+void engine_restore_restarts(Engine *e, const usec_t *clock, unsigned n) {
+        e->n_restarts = MIN(n, (unsigned) ENGINE_RESTART_HISTORY);
+        memcpy(e->restart_clock, clock + (n - e->n_restarts), e->n_restarts * sizeof(usec_t));
+}
+
+_printf_(3, 4) static Decision *emit(Tick *k, DecisionKind kind, const char *fmt, ...) {
+        EngineOutput *out = k->out;
+        va_list ap;
+
+        if (out->n_decisions >= ENGINE_MAX_DECISIONS)
+                return NULL; /* cannot happen with one ladder step per tick; never overflow */
+        Decision *d = &out->decisions[out->n_decisions++];
+        memset(d, 0, offsetof(Decision, reason));
+        d->kind = kind;
+        d->level = k->e->level;
+        d->emergency = k->emergency;
+        va_start(ap, fmt);
+        vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
+        va_end(ap);
+        return d;
+}
+
+/* A hold is shown when its reason changes, not on every tick it lasts. action < 0: a notice
+ * about the sample itself rather than about one action. */
+_printf_(4, 5) static void hold(Tick *k, int action, uint32_t code, const char *fmt, ...) {
+        uint32_t *shown = action >= 0 ? &k->e->hold_shown[action] : &k->e->notice_shown;
+        char reason[DECISION_REASON_MAX];
+        va_list ap;
+
+        if (*shown == code)
+                return;
+        *shown = code;
+        va_start(ap, fmt);
+        vsnprintf(reason, sizeof(reason), fmt, ap);
+        va_end(ap);
+        Decision *d = emit(k, DECISION_HOLD, "%s", reason);
+        if (d && action >= 0)
+                d->action = (ActionKind) action;
+}
+
+static uint64_t resolve_budget(const Tick *k, const char **ret_source) {
+        const Policy *p = k->p;
+        const Sample *s = k->s;
+
+        switch (p->budget_mode) {
+        case BUDGET_SIZE:
+                *ret_source = "budget.size";
+                return p->budget_size;
+        case BUDGET_HOST_SHARE:
+                *ret_source = "share of host RAM";
+                return (s->has & SAMPLE_HAS_HOST) ? apply_bp(s->host_total, p->budget_share) : SIZE_UNKNOWN;
+        case BUDGET_AUTO:
+                /* Our own raise of memory.max during a restart does not move the budget. */
+                if (k->e->max_raised) {
+                        *ret_source = "memory.max";
+                        return k->e->max_original;
+                }
+                if ((s->has & SAMPLE_HAS_CGROUP) && s->memory_max != SIZE_UNLIMITED) {
+                        *ret_source = "memory.max";
+                        return s->memory_max;
+                }
+                if ((s->has & SAMPLE_HAS_HOST) && s->host_total > p->host_reserve) {
+                        *ret_source = "host RAM minus budget.host-reserve";
+                        return s->host_total - p->host_reserve;
+                }
+                *ret_source = "nothing";
+                return SIZE_UNKNOWN;
+        }
+        return SIZE_UNKNOWN;
+}
+
+static void describe(Tick *k) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], r[FORMAT_RATE_MAX], t[FORMAT_TIMESPAN_MAX];
+        const Trend *tr = &k->e->trend;
+        int n = snprintf(k->ctx, sizeof(k->ctx), "working set %s = %u%% of %s budget", format_bytes(a, k->ws),
+                         k->ws_bp / 100, format_bytes(b, k->budget));
+        size_t left = n > 0 && (size_t) n < sizeof(k->ctx) ? sizeof(k->ctx) - (size_t) n : 0;
+        char *p = k->ctx + (sizeof(k->ctx) - left);
+
+        if (left == 0)
+                return;
+        if (!tr->valid)
+                snprintf(p, left, ", trend not known yet");
+        else if (fabs(tr->slope) * 3600.0 < (double) (1ULL << 20))
+                snprintf(p, left, ", steady");
+        else if (tr->slope > 0 && k->eta != USEC_INFINITY)
+                snprintf(p, left, ", rising %s, OOM in %s", format_rate(r, tr->slope), format_timespan(t, k->eta));
+        else if (tr->slope > 0)
+                snprintf(p, left, ", rising %s", format_rate(r, tr->slope));
+        else
+                snprintf(p, left, ", falling %s", format_rate(r, -tr->slope));
+}
+
+static bool step_available(const Tick *k, Level l) {
+        if (!k->p->step[l].enabled)
+                return false;
+        /* memory.high needs a cgroup to write, and PSI to tell a throttled server from a stalled one. */
+        if (l == LEVEL_THROTTLE)
+                return (k->s->has & SAMPLE_HAS_CGROUP) && (k->s->has & SAMPLE_HAS_PSI) && k->s->psi.has_full;
+        return true;
+}
+
+static Level next_above(const Tick *k, Level l) {
+        for (Level n = l + 1; n < _LEVEL_MAX; n++)
+                if (step_available(k, n))
+                        return n;
+        return l;
+}
+
+static Level next_below(const Tick *k, Level l) {
+        for (Level n = l; n > LEVEL_NORMAL; n--)
+                if (step_available(k, n - 1) || n - 1 == LEVEL_NORMAL)
+                        return n - 1;
+        return LEVEL_NORMAL;
+}
+
+static bool step_enters(const Tick *k, Level l) {
+        const StepPolicy *s = &k->p->step[l];
+        return (s->at > 0 && k->ws_bp >= s->at) || (s->eta > 0 && k->eta <= s->eta);
+}
+
+static bool step_stays(const Tick *k, Level l) {
+        const StepPolicy *s = &k->p->step[l];
+        usec_t eta_exit = s->eta + apply_bp(s->eta, k->p->eta_hysteresis);
+        return (s->at > 0 && (uint64_t) k->ws_bp + k->p->hysteresis >= s->at) ||
+               (s->eta > 0 && k->eta <= eta_exit);
+}
+
+/* The highest rung the signals call for, with hysteresis for the rungs already reached. */
+static Level signal_level(const Tick *k) {
+        for (Level l = _LEVEL_MAX - 1; l > LEVEL_NORMAL; l--) {
+                if (!step_available(k, l))
+                        continue;
+                if (l <= k->e->level ? step_stays(k, l) : step_enters(k, l))
+                        return l;
+        }
+        return LEVEL_NORMAL;
+}
+
+/* A rung whose action did not help (or failed) for now. */
+static bool step_exhausted(const Tick *k, Level l) {
+        const Engine *e = k->e;
+        switch (l) {
+        case LEVEL_TRIM:
+                return e->act[ACTION_TRIM].spent;
+        case LEVEL_THROTTLE:
+                return e->psi_guard || e->high_at_floor || e->act[ACTION_SET_HIGH].spent;
+        case LEVEL_RESET:
+                return e->act[ACTION_RESET].spent;
+        default:
+                return false;
+        }
+}
+
+static const char *why_step(const Tick *k, Level l, Level from, char *buf, size_t n) {
+        char a[FORMAT_PERCENT_MAX], t[FORMAT_TIMESPAN_MAX];
+        const StepPolicy *s = &k->p->step[l];
+        const char *name = level_to_string(l);
+
+        if (s->at > 0 && k->ws_bp >= s->at)
+                snprintf(buf, n, "at or above %s.at %s", name, format_bp(a, s->at));
+        else if (s->eta > 0 && k->eta <= s->eta)
+                snprintf(buf, n, "OOM ETA under %s.eta %s", name, format_timespan(t, s->eta));
+        else
+                snprintf(buf, n, "%s is not helping and the working set still rises", level_to_string(from));
+        return buf;
+}
+
+static void set_level(Tick *k, Level to, const char *why) {
+        Engine *e = k->e;
+        Level from = e->level;
+
+        e->level = to;
+        e->level_since = k->now;
+        k->out->level = to;
+        Decision *d = emit(k, DECISION_LEVEL, "%s: %s -> %s (%s)", k->ctx, level_to_string(from),
+                           level_to_string(to), why);
+        if (d)
+                d->from = from;
+        /* Holds of rungs we left may be shown again when we come back. */
+        if (to < from)
+                for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
+                        e->hold_shown[a] = HOLD_NONE;
+}
+
+static void recent_add(Engine *e, usec_t t, uint64_t ws) {
+        unsigned i = (e->recent_head + e->recent_n) % ELEMENTSOF(e->recent_ws);
+        if (e->recent_n == ELEMENTSOF(e->recent_ws))
+                e->recent_head = (e->recent_head + 1) % ELEMENTSOF(e->recent_ws);
+        else
+                e->recent_n++;
+        e->recent_ws[i] = ws;
+        e->recent_t[i] = t;
+}
+
+/* Median of the (at most 5) latest working-set figures taken after `since`. */
+static uint64_t recent_median(const Engine *e, usec_t since, bool inclusive) {
+        uint64_t v[5];
+        unsigned n = 0;
+
+        for (unsigned j = e->recent_n; j > 0 && n < ELEMENTSOF(v); j--) {
+                unsigned i = (e->recent_head + j - 1) % ELEMENTSOF(e->recent_ws);
+                if (inclusive ? e->recent_t[i] < since : e->recent_t[i] <= since)
+                        break;
+                v[n++] = e->recent_ws[i];
+        }
+        if (n == 0)
+                return SIZE_UNKNOWN;
+        for (unsigned i = 1; i < n; i++)
+                for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+                        uint64_t x = v[j];
+                        v[j] = v[j - 1];
+                        v[j - 1] = x;
+                }
+        return v[n / 2];
+}
+
+static void note_action(Tick *k, ActionKind a, bool measure) {
+        Engine *e = k->e;
+        ActionState *st = &e->act[a];
+
+        st->last = k->now;
+        st->count++;
+        st->pending = measure;
+        st->ws_before = recent_median(e, 0, true);
+        st->slope_before = e->trend.valid ? e->trend.slope : 0;
+        e->last_action = k->now;
+        e->hold_shown[a] = HOLD_NONE;
+}
+
+static void observe_events(Tick *k) {
+        Engine *e = k->e;
+        const Sample *s = k->s;
+
+        if (!e->have_prev)
+                return;
+
+        if ((s->has & SAMPLE_HAS_EVENTS) && (e->prev_has & SAMPLE_HAS_EVENTS) &&
+            s->events.oom_kill > e->prev_events.oom_kill)
+                emit(k, DECISION_EVENT,
+                     "%s: the kernel OOM killer killed %" PRIu64 " process(es) in the cgroup "
+                     "(memory.events oom_kill %" PRIu64 " -> %" PRIu64 ")",
+                     k->ctx, s->events.oom_kill - e->prev_events.oom_kill, e->prev_events.oom_kill,
+                     s->events.oom_kill);
+
+        bool new_pid = (s->has & SAMPLE_HAS_PROCESS) && (e->prev_has & SAMPLE_HAS_PROCESS) && s->pid > 0 &&
+                       e->prev_pid > 0 && s->pid != e->prev_pid;
+        bool younger = (s->has & SAMPLE_HAS_UPTIME) && (e->prev_has & SAMPLE_HAS_UPTIME) &&
+                       s->uptime < e->prev_uptime;
+        if (!new_pid && !younger)
+                return;
+
+        if (e->restart_pending) {
+                e->restart_pending = false;
+                emit(k, DECISION_EVENT, "graceful restart done (server pid %d -> %d)", (int) e->prev_pid,
+                     (int) s->pid);
+        } else
+                emit(k, DECISION_EVENT, "the server restarted (pid %d -> %d), not by memgov",
+                     (int) e->prev_pid, (int) s->pid);
+
+        if (e->max_raised) {
+                char a[FORMAT_BYTES_MAX];
+                Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s after the restart",
+                                   format_bytes(a, e->max_original));
+                if (d)
+                        d->value = e->max_original;
+                e->max_raised = false;
+        }
+}
+
+static void observe_failures(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                if (!(k->s->failed & (1u << a)))
+                        continue;
+                ActionState *st = &e->act[a];
+                usec_t backoff;
+                switch (a) {
+                case ACTION_TRIM:
+                        backoff = p->step[LEVEL_TRIM].backoff;
+                        break;
+                case ACTION_RESET:
+                        backoff = p->step[LEVEL_RESET].backoff;
+                        break;
+                case ACTION_RESTART:
+                        backoff = p->step[LEVEL_RESTART].cooldown;
+                        e->restart_pending = false;
+                        break;
+                case ACTION_SET_HIGH:
+                        /* What is in memory.high now is not known: re-plan from the sample. */
+                        e->high_set = SIZE_UNKNOWN;
+                        backoff = 4 * p->settle;
+                        break;
+                default:
+                        e->max_raised = false;
+                        backoff = 4 * p->settle;
+                        break;
+                }
+                st->pending = false;
+                st->spent = true;
+                st->backoff_until = k->now + backoff;
+                char t[FORMAT_TIMESPAN_MAX];
+                Decision *d = emit(k, DECISION_EFFECT, "%s failed: not tried again for %s%s",
+                                   action_kind_to_string(a), format_timespan(t, backoff),
+                                   a == ACTION_SET_HIGH || a == ACTION_SET_MAX ? "" : "; the ladder may move up");
+                if (d)
+                        d->action = a;
+        }
+}
+
+static void measure_effects(Tick *k) {
+        Engine *e = k->e;
+        static const struct {
+                ActionKind action;
+                Level level;
+        } measured[] = { { ACTION_TRIM, LEVEL_TRIM }, { ACTION_RESET, LEVEL_RESET } };
+
+        for (size_t i = 0; i < ELEMENTSOF(measured); i++) {
+                ActionState *st = &e->act[measured[i].action];
+                const StepPolicy *sp = &k->p->step[measured[i].level];
+                char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX], g[FORMAT_BYTES_MAX],
+                        t[FORMAT_TIMESPAN_MAX];
+
+                if (!st->pending || k->now - st->last < k->p->settle)
+                        continue;
+                st->pending = false;
+
+                /* What the working set would be had nothing been done: the trend carried on. Both
+                 * ends are medians of a few samples, so one spike does not pass for a gain. */
+                uint64_t after = recent_median(e, st->last, false);
+                if (after == SIZE_UNKNOWN)
+                        after = k->ws;
+                double dt = (double) (k->now - st->last) / (double) USEC_PER_SEC;
+                double expected = (double) st->ws_before + MAX(st->slope_before, 0.0) * dt;
+                int64_t gain = (int64_t) llround(expected - (double) after);
+                st->last_gain = gain;
+
+                Decision *d;
+                if (gain < 0 || (uint64_t) gain < sp->min_gain) {
+                        st->spent = true;
+                        st->backoff_until = st->last + sp->backoff;
+                        d = emit(k, DECISION_EFFECT,
+                                 "%s freed %s%s (working set %s -> %s, below %s.min-gain %s): not again "
+                                 "for %s; the ladder moves up if the working set keeps rising",
+                                 action_kind_to_string(measured[i].action), gain < 0 ? "nothing" : "only ",
+                                 gain < 0 ? "" : format_bytes(a, (uint64_t) gain), format_bytes(b, st->ws_before),
+                                 format_bytes(c, after), level_to_string(measured[i].level),
+                                 format_bytes(g, sp->min_gain),
+                                 format_timespan(t, st->backoff_until - k->now));
+                } else {
+                        st->spent = false;
+                        d = emit(k, DECISION_EFFECT, "%s freed %s (working set %s -> %s)",
+                                 action_kind_to_string(measured[i].action), format_bytes(a, (uint64_t) gain),
+                                 format_bytes(b, st->ws_before), format_bytes(c, after));
+                }
+                if (d) {
+                        d->action = measured[i].action;
+                        d->value = gain > 0 ? (uint64_t) gain : 0;
+                }
+        }
+}
+
+static void expire_backoffs(Tick *k) {
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                ActionState *st = &k->e->act[a];
+                if (st->spent && !st->pending && k->now >= st->backoff_until)
+                        st->spent = false;
+        }
+}
+
+static void resync_high(Tick *k) {
+        Engine *e = k->e;
+        const Sample *s = k->s;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+
+        if (!(s->has & SAMPLE_HAS_CGROUP))
+                return;
+        if (e->high_initial == SIZE_UNKNOWN)
+                e->high_initial = s->memory_high;
+        if (e->opts.simulate || e->high_set == SIZE_UNKNOWN || s->memory_high == e->high_set ||
+            k->now - e->high_changed < k->p->settle) {
+                e->high_mismatch = 0;
+                return;
+        }
+        /* Twice in a row, well after our own write: someone else set it. Adopt, do not fight. */
+        if (++e->high_mismatch < 2)
+                return;
+        emit(k, DECISION_EVENT, "memory.high is %s, not the %s memgov set: changed by someone else, adopted "
+             "as the calm value", format_bytes(a, s->memory_high), format_bytes(b, e->high_set));
+        e->high_ceiling = s->memory_high;
+        e->high_set = s->memory_high;
+        e->high_changed = k->now;
+        e->high_mismatch = 0;
+}
+
+static void plan_high(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        const Sample *s = k->s;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_PERCENT_MAX], d2[FORMAT_PERCENT_MAX];
+        uint64_t budget = k->budget;
+
+        e->high_at_floor = false;
+        if (!(s->has & SAMPLE_HAS_CGROUP) || !p->step[LEVEL_THROTTLE].enabled)
+                return;
+
+        uint64_t cur = e->high_set != SIZE_UNKNOWN ? e->high_set : s->memory_high;
+        uint64_t calm = p->calm_headroom > 0 ? budget - apply_bp(budget, p->calm_headroom) : SIZE_UNKNOWN;
+        uint64_t ceiling = e->high_ceiling != SIZE_UNKNOWN ? MIN(e->high_ceiling, budget) : calm;
+        uint64_t next = cur;
+        const char *why = NULL;
+        char whybuf[160];
+
+        if (e->level >= LEVEL_THROTTLE && step_available(k, LEVEL_THROTTLE)) {
+                uint64_t top = ceiling != SIZE_UNKNOWN ? ceiling : budget;
+                uint64_t floor_b = apply_bp(budget, p->throttle_floor);
+                uint64_t margin = apply_bp(budget, p->throttle_margin);
+                uint64_t want = CLAMP(k->ws + margin, floor_b, top);
+                uint32_t full = s->psi.full.avg10;
+
+                if (full >= p->full_guard) {
+                        /* The server spends its time stalled on memory.high: back off at once. */
+                        e->psi_guard = true;
+                        next = cur == SIZE_UNLIMITED ? top : MIN(cur + margin, top);
+                        snprintf(whybuf, sizeof(whybuf), "PSI full avg10 %s >= throttle.full-guard %s: backing off",
+                                 format_bp(c, full), format_bp(d2, p->full_guard));
+                        why = whybuf;
+                } else {
+                        if (full < p->full_guard / 2)
+                                e->psi_guard = false;
+                        if (cur > want && (e->high_set == SIZE_UNKNOWN ||
+                                           k->now - e->high_changed >= p->step[LEVEL_THROTTLE].cooldown)) {
+                                uint64_t step = apply_bp(budget, p->step_down);
+                                /* From "max", start right at the target; after that, lower slowly. */
+                                next = cur == SIZE_UNLIMITED || cur > top ? MAX(want, MIN(top, cur)) :
+                                       cur - MIN(cur - want, step);
+                                snprintf(whybuf, sizeof(whybuf), "throttle: toward working set + %s, at most %s "
+                                         "of the budget per step", format_bp(c, p->throttle_margin),
+                                         format_bp(d2, p->step_down));
+                                why = whybuf;
+                        }
+                        if (next <= floor_b && k->rising)
+                                e->high_at_floor = true;
+                }
+        } else {
+                e->psi_guard = false;
+                if (ceiling != SIZE_UNKNOWN) {
+                        next = ceiling;
+                        if (e->high_ceiling != SIZE_UNKNOWN)
+                                why = "calm: the value set by someone else";
+                        else {
+                                snprintf(whybuf, sizeof(whybuf), "calm: budget minus throttle.calm-headroom %s",
+                                         format_bp(c, p->calm_headroom));
+                                why = whybuf;
+                        }
+                } else if (e->high_set != SIZE_UNKNOWN && e->high_initial != SIZE_UNKNOWN) {
+                        next = e->high_initial; /* calm-headroom = off: give back what was there */
+                        why = "calm: the value found at start";
+                }
+        }
+
+        if (!why || next == cur)
+                return;
+        Decision *d = emit(k, DECISION_SET_HIGH, "%s: memory.high %s -> %s (%s)", k->ctx, format_bytes(a, cur),
+                           format_bytes(b, next), why);
+        if (d) {
+                d->value = next;
+                d->old_value = cur;
+        }
+        e->high_set = next;
+        e->high_changed = k->now;
+}
+
+static unsigned restarts_within(const Engine *e, usec_t clock, usec_t span) {
+        unsigned n = 0;
+        for (unsigned i = 0; i < e->n_restarts; i++)
+                if (e->restart_clock[i] <= clock && clock - e->restart_clock[i] < span)
+                        n++;
+        return n;
+}
+
+static usec_t sample_clock(const Sample *s) {
+        return (s->has & SAMPLE_HAS_WALL) ? s->wall : s->mono;
+}
+
+/* Guard rails and re-check for a graceful restart; true when it may go ahead now. */
+static bool restart_allowed(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        const Sample *s = k->s;
+        char t1[FORMAT_TIMESPAN_MAX], t2[FORMAT_TIMESPAN_MAX];
+
+        unsigned recent = restarts_within(e, sample_clock(s), USEC_PER_DAY);
+        if (recent >= p->restart_max_per_day) {
+                hold(k, ACTION_RESTART, HOLD_MAX_PER_DAY,
+                     "%s: restart held: %u restart(s) in the last 24h (restart.max-per-day %u)", k->ctx, recent,
+                     p->restart_max_per_day);
+                return false;
+        }
+
+        usec_t uptime = USEC_INFINITY;
+        if (s->has & SAMPLE_HAS_UPTIME)
+                uptime = s->uptime;
+        else if (e->act[ACTION_RESTART].count > 0)
+                uptime = k->now - e->act[ACTION_RESTART].last;
+        if (uptime < p->restart_min_uptime) {
+                hold(k, ACTION_RESTART, HOLD_MIN_UPTIME,
+                     "%s: restart held: the server is up for %s only (restart.min-uptime %s)", k->ctx,
+                     format_timespan(t1, uptime), format_timespan(t2, p->restart_min_uptime));
+                return false;
+        }
+
+        if (p->n_windows > 0 && !k->emergency) {
+                if (!(s->has & SAMPLE_HAS_WALL)) {
+                        hold(k, ACTION_RESTART, HOLD_NO_WALL,
+                             "%s: restart held: no wall clock to check restart.windows", k->ctx);
+                        return false;
+                }
+                if (!windows_contain(p->windows, p->n_windows, minute_of_week(s->wall, s->utc_offset))) {
+                        hold(k, ACTION_RESTART, HOLD_WINDOW,
+                             "%s: restart held: outside restart.windows until the ETA is under "
+                             "restart.emergency-eta %s", k->ctx, format_timespan(t1, p->emergency_eta));
+                        return false;
+                }
+        }
+        return true;
+}
+
+/* Destructive steps look at this very sample once more: is the step still called for? The
+ * level may lag (hysteresis, one rung per tick); the action must not. */
+static bool recheck(const Tick *k, Level l) {
+        return step_enters(k, l);
+}
+
+static bool cooldown_over(const Tick *k, ActionKind a, Level l) {
+        const ActionState *st = &k->e->act[a];
+        return st->last == 0 || k->now - st->last >= k->p->step[l].cooldown;
+}
+
+static void act(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+
+        if (e->last_action > 0 && k->now - e->last_action < p->settle && !k->emergency)
+                return; /* let the last action show its effect first */
+        if (e->restart_pending)
+                return;
+
+        if (e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) &&
+            cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) && recheck(k, LEVEL_RESTART) && restart_allowed(k)) {
+                const Sample *s = k->s;
+                if (p->max_raise > 0 && (s->has & SAMPLE_HAS_CGROUP) && s->memory_max != SIZE_UNLIMITED) {
+                        uint64_t raised = k->budget + apply_bp(k->budget, p->max_raise);
+                        Decision *d = emit(k, DECISION_SET_MAX,
+                                           "raise memory.max %s -> %s while the server stops (restart.max-raise)",
+                                           format_bytes(a, s->memory_max), format_bytes(b, raised));
+                        if (d) {
+                                d->value = raised;
+                                d->old_value = s->memory_max;
+                        }
+                        e->max_original = k->budget;
+                        e->max_raised = true;
+                }
+                unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
+                Decision *d = emit(k, DECISION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", k->ctx,
+                                   recent + 1, p->restart_max_per_day,
+                                   k->emergency && p->n_windows > 0 ? ", emergency: outside the windows" : "");
+                if (d)
+                        d->preflush = p->preflush;
+                note_action(k, ACTION_RESTART, false);
+                e->restart_pending = true;
+                e->restart_at = k->now;
+                if (e->n_restarts == ENGINE_RESTART_HISTORY) {
+                        memmove(e->restart_clock, e->restart_clock + 1, (ENGINE_RESTART_HISTORY - 1) * sizeof(usec_t));
+                        e->n_restarts--;
+                }
+                e->restart_clock[e->n_restarts++] = sample_clock(k->s);
+                return;
+        }
+
+        if (e->level >= LEVEL_RESET && step_available(k, LEVEL_RESET) && !e->act[ACTION_RESET].spent &&
+            cooldown_over(k, ACTION_RESET, LEVEL_RESET) && recheck(k, LEVEL_RESET)) {
+                bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY && k->emergency;
+                Decision *d = emit(k, DECISION_RESET,
+                                   "%s: reset up to %u session(s) holding at least %s, idle sessions first "
+                                   "(idle at least %s)%s",
+                                   k->ctx, p->reset_max, format_bytes(a, p->reset_min_memory),
+                                   format_timespan(t, p->reset_min_idle),
+                                   in_trx ? "; emergency: sessions in transactions too" : "");
+                if (d) {
+                        d->reset_max = p->reset_max;
+                        d->reset_min_memory = p->reset_min_memory;
+                        d->reset_min_idle = p->reset_min_idle;
+                        d->reset_in_trx = in_trx;
+                }
+                note_action(k, ACTION_RESET, true);
+                return;
+        }
+
+        if (e->level >= LEVEL_TRIM && step_available(k, LEVEL_TRIM) && !e->act[ACTION_TRIM].spent &&
+            cooldown_over(k, ACTION_TRIM, LEVEL_TRIM)) {
+                Decision *d = emit(k, DECISION_TRIM, "%s: trim (method %s)", k->ctx,
+                                   trim_method_to_string(p->trim_method));
+                if (d)
+                        d->trim_method = p->trim_method;
+                note_action(k, ACTION_TRIM, true);
+        }
+}
+
+static void restart_timeout(Tick *k) {
+        Engine *e = k->e;
+        char t[FORMAT_TIMESPAN_MAX], a[FORMAT_BYTES_MAX];
+
+        if (!e->restart_pending)
+                return;
+        if (e->opts.simulate) {
+                if (k->now - e->restart_at < k->p->settle)
+                        return;
+                emit(k, DECISION_EVENT, "restart taken as done (dry run: nothing was restarted)");
+        } else {
+                if (k->now - e->restart_at < k->p->stop_timeout)
+                        return;
+                emit(k, DECISION_EVENT, "no new server process within restart.stop-timeout %s",
+                     format_timespan(t, k->p->stop_timeout));
+        }
+        e->restart_pending = false;
+        if (e->max_raised) {
+                Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s", format_bytes(a, e->max_original));
+                if (d)
+                        d->value = e->max_original;
+                e->max_raised = false;
+        }
+}
+
+static void remember(Engine *e, const Sample *s) {
+        e->have_prev = true;
+        e->prev_mono = s->mono;
+        e->prev_has = s->has;
+        if (s->has & SAMPLE_HAS_PROCESS)
+                e->prev_pid = s->pid;
+        if (s->has & SAMPLE_HAS_UPTIME)
+                e->prev_uptime = s->uptime;
+        if (s->has & SAMPLE_HAS_EVENTS)
+                e->prev_events = s->events;
+}
+
+void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, EngineOutput *out) {
+        Tick k = { .e = e, .p = p, .s = s, .now = now, .out = out };
+        const char *budget_source = "";
+
+        memset(out, 0, offsetof(EngineOutput, decisions));
+        out->n_decisions = 0;
+        out->now = now;
+        out->wall = (s->has & SAMPLE_HAS_WALL) ? s->wall : 0;
+        out->utc_offset = s->utc_offset;
+        out->level = e->level;
+        out->eta = USEC_INFINITY;
+        out->next_sample = p->interval;
+        k.eta = USEC_INFINITY;
+
+        k.ws = out->ws = sample_working_set(s);
+        if (k.ws == SIZE_UNKNOWN) {
+                hold(&k, -1, HOLD_NO_WS, "the sample holds no working set: nothing to decide on");
+                remember(e, s);
+                return;
+        }
+        k.budget = out->budget = resolve_budget(&k, &budget_source);
+        if (k.budget == SIZE_UNKNOWN || k.budget == 0) {
+                out->budget = SIZE_UNKNOWN;
+                hold(&k, -1, HOLD_NO_BUDGET,
+                     "no budget: the sample has no memory.max and no host RAM (set budget.size, or --budget)");
+                remember(e, s);
+                return;
+        }
+        e->notice_shown = HOLD_NONE;
+        e->last_budget = k.budget;
+        recent_add(e, now, k.ws);
+
+        trend_add(&e->trend, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
+        k.eta = out->eta = trend_eta(&e->trend, k.ws, k.budget);
+        k.ws_bp = out->ws_bp = ratio_bp(k.ws, k.budget);
+        out->trend_valid = e->trend.valid;
+        out->slope = e->trend.valid ? e->trend.slope : 0;
+        k.rising = k.eta != USEC_INFINITY;
+        k.emergency = p->emergency_eta > 0 && k.eta <= p->emergency_eta;
+        describe(&k);
+
+        observe_events(&k);
+        restart_timeout(&k);
+        observe_failures(&k);
+        measure_effects(&k);
+        expire_backoffs(&k);
+        resync_high(&k);
+
+        if (!step_available(&k, LEVEL_THROTTLE) && p->step[LEVEL_THROTTLE].enabled &&
+            k.ws_bp >= p->step[LEVEL_THROTTLE].at && p->step[LEVEL_THROTTLE].at > 0) {
+                bool no_cgroup = !(s->has & SAMPLE_HAS_CGROUP);
+                hold(&k, ACTION_SET_HIGH, no_cgroup ? HOLD_THROTTLE_NO_CGROUP : HOLD_THROTTLE_NO_PSI,
+                     no_cgroup ? "%s: throttle skipped: no cgroup v2 memory controller to set memory.high on"
+                               : "%s: throttle skipped: no PSI memory.pressure to guard memory.high against a stall",
+                     k.ctx);
+        }
+
+        /* Where the signals point, then higher while the rung there is not helping. */
+        Level sig = signal_level(&k), target = sig;
+        while (target > LEVEL_NORMAL && step_exhausted(&k, target) && (k.rising || e->level > target)) {
+                Level up = next_above(&k, target);
+                /* Destructive rungs are entered on their own thresholds only. */
+                if (up == target || up >= LEVEL_RESET)
+                        break;
+                target = up;
+        }
+
+        char why[160];
+        if (target > e->level) {
+                bool settled = e->last_action == 0 || now - e->last_action >= p->settle || k.emergency;
+                if (settled) {
+                        Level to = next_above(&k, e->level);
+                        set_level(&k, to, why_step(&k, to, e->level, why, sizeof(why)));
+                }
+        } else if (target < e->level && now - e->level_since >= p->settle) {
+                Level to = next_below(&k, e->level);
+                if (sig >= to && to > LEVEL_NORMAL)
+                        snprintf(why, sizeof(why), "%s may help again: its backoff is over", level_to_string(to));
+                else
+                        snprintf(why, sizeof(why), "%s no longer called for", level_to_string(e->level));
+                set_level(&k, to, why);
+        }
+        out->level = e->level;
+
+        act(&k);
+        plan_high(&k);
+
+        bool near = k.ws_bp >= p->fast_above || e->level >= LEVEL_TRIM ||
+                    (p->step[LEVEL_THROTTLE].eta > 0 && k.eta <= p->step[LEVEL_THROTTLE].eta);
+        out->next_sample = near ? p->fast_interval : p->interval;
+
+        for (unsigned i = 0; i < out->n_decisions; i++)
+                out->decisions[i].level = e->level;
+        remember(e, s);
+}

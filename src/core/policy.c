@@ -1,0 +1,865 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "memgov/policy.h"
+#include "memgov/strutil.h"
+#include "memgov/units.h"
+
+static const char *const level_names[_LEVEL_MAX] = {
+        [LEVEL_NORMAL] = "normal",
+        [LEVEL_TRIM] = "trim",
+        [LEVEL_THROTTLE] = "throttle",
+        [LEVEL_RESET] = "reset",
+        [LEVEL_RESTART] = "restart",
+};
+
+const char *level_to_string(Level l) {
+        return l >= 0 && l < _LEVEL_MAX ? level_names[l] : "invalid";
+}
+
+int level_from_string(const char *s, Level *ret) {
+        for (int i = 0; i < _LEVEL_MAX; i++)
+                if (streq(s, level_names[i])) {
+                        *ret = (Level) i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+static const char *const trim_method_names[_TRIM_METHOD_MAX] = {
+        [TRIM_AUTO] = "auto",
+        [TRIM_PTRACE] = "ptrace",
+        [TRIM_SQL] = "sql",
+};
+
+const char *trim_method_to_string(TrimMethod m) {
+        return m >= 0 && m < _TRIM_METHOD_MAX ? trim_method_names[m] : "invalid";
+}
+
+typedef enum KeyType {
+        KT_BOOL,
+        KT_SIZE,
+        KT_TIMESPAN,
+        KT_TIMESPAN_OFF,
+        KT_PERCENT,
+        KT_PERCENT_OFF,
+        KT_UINT,
+        KT_BUDGET,
+        KT_TRIM_METHOD,
+        KT_PSI_TYPE,
+        KT_IN_TRX,
+        KT_USERS,
+        KT_HOSTS,
+        KT_WINDOWS,
+} KeyType;
+
+typedef struct PolicyKey {
+        const char *section;
+        const char *name;
+        const char *full; /* "section.name", how messages and docs refer to it */
+        KeyType type;
+        size_t offset;
+        uint64_t min, max; /* in the key's unit: bytes, usec, basis points, count */
+        const char *expected;
+} PolicyKey;
+
+#define STEP(l, field) offsetof(Policy, step[l].field)
+#define K(sec, nm, t, off, lo, hi, exp) { sec, nm, sec "." nm, t, off, lo, hi, exp }
+#define PCT(x) ((uint64_t) (x) * 100)
+
+static const PolicyKey keys[] = {
+        K("governor", "dry-run", KT_BOOL, offsetof(Policy, dry_run), 0, 0, "yes or no"),
+        K("governor", "settle", KT_TIMESPAN, offsetof(Policy, settle), USEC_PER_SEC, USEC_PER_HOUR,
+          "a duration from 1s to 1h, like 15s"),
+        K("governor", "hysteresis", KT_PERCENT, offsetof(Policy, hysteresis), 0, PCT(50),
+          "a share of the budget from 0% to 50%, like 5%"),
+        K("governor", "eta-hysteresis", KT_PERCENT, offsetof(Policy, eta_hysteresis), 0, PCT(1000),
+          "a share from 0% to 1000%, like 50%"),
+
+        K("budget", "size", KT_BUDGET, 0, 0, 0,
+          "auto, a size like 60G, or a share of host RAM from 1% to 100% like 80%"),
+        K("budget", "host-reserve", KT_SIZE, offsetof(Policy, host_reserve), 0, UINT64_MAX / 2,
+          "a size like 1G"),
+
+        K("sampling", "interval", KT_TIMESPAN, offsetof(Policy, interval), 100 * USEC_PER_MSEC,
+          USEC_PER_HOUR, "a duration from 100ms to 1h, like 5s"),
+        K("sampling", "fast-interval", KT_TIMESPAN, offsetof(Policy, fast_interval), 100 * USEC_PER_MSEC,
+          USEC_PER_HOUR, "a duration from 100ms to 1h, like 1s"),
+        K("sampling", "fast-above", KT_PERCENT, offsetof(Policy, fast_above), 0, PCT(100),
+          "a share of the budget from 0% to 100%, like 70%"),
+
+        K("trend", "window", KT_TIMESPAN, offsetof(Policy, trend_window), 10 * USEC_PER_SEC,
+          30 * USEC_PER_DAY, "a duration from 10s to 30d, like 30m"),
+        K("trend", "points", KT_UINT, offsetof(Policy, trend_points), 4, 64, "a whole number from 4 to 64"),
+        K("trend", "min-points", KT_UINT, offsetof(Policy, trend_min_points), 3, 64,
+          "a whole number from 3 to 64, at most trend.points"),
+        K("trend", "drop", KT_PERCENT, offsetof(Policy, trend_drop), 1, PCT(100),
+          "a share of the budget from 0.01% to 100%, like 2%"),
+
+        K("psi", "trigger-type", KT_PSI_TYPE, offsetof(Policy, psi_type), 0, 0, "some or full"),
+        K("psi", "trigger-stall", KT_TIMESPAN, offsetof(Policy, psi_stall), USEC_PER_MSEC,
+          10 * USEC_PER_SEC, "a duration from 1ms to 10s, like 150ms"),
+        K("psi", "trigger-window", KT_TIMESPAN, offsetof(Policy, psi_window), 500 * USEC_PER_MSEC,
+          10 * USEC_PER_SEC, "a duration from 500ms to 10s, like 2s"),
+
+        K("trim", "enabled", KT_BOOL, STEP(LEVEL_TRIM, enabled), 0, 0, "yes or no"),
+        K("trim", "at", KT_PERCENT_OFF, STEP(LEVEL_TRIM, at), PCT(1), PCT(100),
+          "a share of the budget from 1% to 100% like 75%, or off"),
+        K("trim", "eta", KT_TIMESPAN_OFF, STEP(LEVEL_TRIM, eta), USEC_PER_SEC, 30 * USEC_PER_DAY,
+          "a duration from 1s to 30d like 6h, or off"),
+        K("trim", "cooldown", KT_TIMESPAN, STEP(LEVEL_TRIM, cooldown), USEC_PER_SEC, USEC_PER_DAY,
+          "a duration from 1s to 1d, like 10m"),
+        K("trim", "method", KT_TRIM_METHOD, offsetof(Policy, trim_method), 0, 0, "auto, ptrace or sql"),
+        K("trim", "min-gain", KT_SIZE, STEP(LEVEL_TRIM, min_gain), 0, UINT64_MAX / 2, "a size like 64M"),
+        K("trim", "backoff", KT_TIMESPAN, STEP(LEVEL_TRIM, backoff), 0, 7 * USEC_PER_DAY,
+          "a duration up to 7d, like 1h"),
+
+        K("throttle", "enabled", KT_BOOL, STEP(LEVEL_THROTTLE, enabled), 0, 0, "yes or no"),
+        K("throttle", "at", KT_PERCENT_OFF, STEP(LEVEL_THROTTLE, at), PCT(1), PCT(100),
+          "a share of the budget from 1% to 100% like 88%, or off"),
+        K("throttle", "eta", KT_TIMESPAN_OFF, STEP(LEVEL_THROTTLE, eta), USEC_PER_SEC, 30 * USEC_PER_DAY,
+          "a duration from 1s to 30d like 1h, or off"),
+        K("throttle", "cooldown", KT_TIMESPAN, STEP(LEVEL_THROTTLE, cooldown), USEC_PER_SEC, USEC_PER_HOUR,
+          "a duration from 1s to 1h, like 5s"),
+        K("throttle", "calm-headroom", KT_PERCENT_OFF, offsetof(Policy, calm_headroom), 1, PCT(50),
+          "a share of the budget from 0.01% to 50% like 3%, or off"),
+        K("throttle", "margin", KT_PERCENT, offsetof(Policy, throttle_margin), 1, PCT(50),
+          "a share of the budget from 0.01% to 50%, like 2%"),
+        K("throttle", "floor", KT_PERCENT, offsetof(Policy, throttle_floor), PCT(1), PCT(100),
+          "a share of the budget from 1% to 100%, like 50%"),
+        K("throttle", "step-down", KT_PERCENT, offsetof(Policy, step_down), 1, PCT(100),
+          "a share of the budget from 0.01% to 100%, like 1%"),
+        K("throttle", "full-guard", KT_PERCENT, offsetof(Policy, full_guard), 1, PCT(100),
+          "a PSI share from 0.01% to 100%, like 20%"),
+
+        K("reset", "enabled", KT_BOOL, STEP(LEVEL_RESET, enabled), 0, 0, "yes or no"),
+        K("reset", "at", KT_PERCENT_OFF, STEP(LEVEL_RESET, at), PCT(1), PCT(100),
+          "a share of the budget from 1% to 100% like 92%, or off"),
+        K("reset", "eta", KT_TIMESPAN_OFF, STEP(LEVEL_RESET, eta), USEC_PER_SEC, 30 * USEC_PER_DAY,
+          "a duration from 1s to 30d like 20m, or off"),
+        K("reset", "cooldown", KT_TIMESPAN, STEP(LEVEL_RESET, cooldown), USEC_PER_SEC, USEC_PER_DAY,
+          "a duration from 1s to 1d, like 1m"),
+        K("reset", "max-per-step", KT_UINT, offsetof(Policy, reset_max), 1, 1000,
+          "a whole number from 1 to 1000"),
+        K("reset", "min-memory", KT_SIZE, offsetof(Policy, reset_min_memory), 0, UINT64_MAX / 2,
+          "a size like 64M"),
+        K("reset", "min-idle", KT_TIMESPAN, offsetof(Policy, reset_min_idle), 0, USEC_PER_WEEK,
+          "a duration up to 1w, like 30s"),
+        K("reset", "min-gain", KT_SIZE, STEP(LEVEL_RESET, min_gain), 0, UINT64_MAX / 2, "a size like 64M"),
+        K("reset", "backoff", KT_TIMESPAN, STEP(LEVEL_RESET, backoff), 0, 7 * USEC_PER_DAY,
+          "a duration up to 7d, like 10m"),
+        K("reset", "exempt-users", KT_USERS, 0, 0, 0,
+          "a comma-separated list of up to 32 user names of at most 80 characters"),
+        K("reset", "exempt-hosts", KT_HOSTS, 0, 0, 0,
+          "a comma-separated list of up to 32 host names of at most 255 characters"),
+        K("reset", "in-transaction", KT_IN_TRX, offsetof(Policy, reset_in_trx), 0, 0, "never or emergency"),
+
+        K("restart", "enabled", KT_BOOL, STEP(LEVEL_RESTART, enabled), 0, 0, "yes or no"),
+        K("restart", "at", KT_PERCENT_OFF, STEP(LEVEL_RESTART, at), PCT(1), PCT(100),
+          "a share of the budget from 1% to 100% like 96%, or off"),
+        K("restart", "eta", KT_TIMESPAN_OFF, STEP(LEVEL_RESTART, eta), USEC_PER_SEC, 30 * USEC_PER_DAY,
+          "a duration from 1s to 30d like 15m, or off"),
+        K("restart", "cooldown", KT_TIMESPAN, STEP(LEVEL_RESTART, cooldown), USEC_PER_MINUTE, USEC_PER_WEEK,
+          "a duration from 1m to 1w, like 30m"),
+        K("restart", "max-per-day", KT_UINT, offsetof(Policy, restart_max_per_day), 1, 100,
+          "a whole number from 1 to 100 (restart.enabled = no turns restarts off)"),
+        K("restart", "min-uptime", KT_TIMESPAN, offsetof(Policy, restart_min_uptime), 0, USEC_PER_WEEK,
+          "a duration up to 1w, like 1h"),
+        K("restart", "windows", KT_WINDOWS, 0, 0, 0,
+          "a comma-separated list of up to 16 windows like Sat..Sun 02:00-06:00, or nothing"),
+        K("restart", "emergency-eta", KT_TIMESPAN_OFF, offsetof(Policy, emergency_eta), USEC_PER_SEC,
+          USEC_PER_DAY, "a duration from 1s to 1d like 10m, or off"),
+        K("restart", "pre-flush", KT_BOOL, offsetof(Policy, preflush), 0, 0, "yes or no"),
+        K("restart", "max-raise", KT_PERCENT, offsetof(Policy, max_raise), 0, PCT(50),
+          "a share of the budget from 0% to 50%, like 5%"),
+        K("restart", "stop-timeout", KT_TIMESPAN, offsetof(Policy, stop_timeout), 10 * USEC_PER_SEC,
+          USEC_PER_DAY, "a duration from 10s to 1d, like 15m"),
+};
+
+#define N_KEYS ELEMENTSOF(keys)
+
+static const char *const sections[] = {
+        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "reset", "restart",
+};
+
+const char *const *policy_key_names(void) {
+        static const char *names[N_KEYS + 1];
+        if (!names[0])
+                for (size_t i = 0; i < N_KEYS; i++)
+                        names[i] = keys[i].full;
+        return names;
+}
+
+static int key_index(const char *full) {
+        for (size_t i = 0; i < N_KEYS; i++)
+                if (streq(keys[i].full, full))
+                        return (int) i;
+        return -1;
+}
+
+/* ---- windows ---- */
+
+static const char *const day_names[] = { "mon", "tue", "wed", "thu", "fri", "sat", "sun" };
+
+static int parse_day(const char *s, size_t n, unsigned *ret) {
+        for (unsigned i = 0; i < 7; i++)
+                if (n == 3 && strncasecmp(s, day_names[i], 3) == 0) {
+                        *ret = i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+static int parse_hhmm(const char *s, size_t n, bool allow_24, uint16_t *ret) {
+        if (n != 5 || s[2] != ':')
+                return -EINVAL;
+        for (size_t i = 0; i < 5; i++)
+                if (i != 2 && (s[i] < '0' || s[i] > '9'))
+                        return -EINVAL;
+        unsigned h = (unsigned) (s[0] - '0') * 10 + (unsigned) (s[1] - '0');
+        unsigned m = (unsigned) (s[3] - '0') * 10 + (unsigned) (s[4] - '0');
+        if (m > 59 || h > 24 || (h == 24 && (m != 0 || !allow_24)))
+                return -EINVAL;
+        *ret = (uint16_t) (h * 60 + m);
+        return 0;
+}
+
+static int parse_one_window(const char *s, size_t n, MaintenanceWindow *ret) {
+        MaintenanceWindow w = { .days = 0x7f };
+        const char *sp = memchr(s, ' ', n);
+
+        if (sp) {
+                /* "Sat" or "Mon..Fri" (a range may wrap: "Fri..Mon") */
+                size_t dn = (size_t) (sp - s);
+                const char *dots = dn > 3 ? strstr(s, "..") : NULL;
+                unsigned a, b;
+                if (dots && dots < sp) {
+                        if (parse_day(s, (size_t) (dots - s), &a) < 0 ||
+                            parse_day(dots + 2, (size_t) (sp - dots - 2), &b) < 0)
+                                return -EINVAL;
+                } else if (parse_day(s, dn, &a) < 0)
+                        return -EINVAL;
+                else
+                        b = a;
+                w.days = 0;
+                for (unsigned d = a;; d = (d + 1) % 7) {
+                        w.days |= (uint8_t) (1u << d);
+                        if (d == b)
+                                break;
+                }
+                n -= dn + 1;
+                s = sp + 1;
+                while (n > 0 && *s == ' ') {
+                        s++;
+                        n--;
+                }
+        }
+        /* "02:00-06:00" */
+        if (n != 11 || s[5] != '-')
+                return -EINVAL;
+        if (parse_hhmm(s, 5, false, &w.start_min) < 0 || parse_hhmm(s + 6, 5, true, &w.end_min) < 0)
+                return -EINVAL;
+        if (w.start_min == w.end_min)
+                return -EINVAL;
+        *ret = w;
+        return 0;
+}
+
+int parse_windows(const char *s, MaintenanceWindow *ret, unsigned max, unsigned *ret_n) {
+        unsigned n = 0;
+
+        while (*s) {
+                while (*s == ' ' || *s == ',')
+                        s++;
+                if (!*s)
+                        break;
+                const char *e = strchr(s, ',');
+                size_t len = e ? (size_t) (e - s) : strlen(s);
+                while (len > 0 && s[len - 1] == ' ')
+                        len--;
+                if (n >= max)
+                        return -E2BIG;
+                char one[64];
+                if (len >= sizeof(one))
+                        return -EINVAL;
+                memcpy(one, s, len);
+                one[len] = '\0';
+                if (parse_one_window(one, len, &ret[n]) < 0)
+                        return -EINVAL;
+                n++;
+                s += len;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+unsigned minute_of_week(usec_t wall, int32_t utc_offset_sec) {
+        int64_t secs = (int64_t) (wall / USEC_PER_SEC) + utc_offset_sec;
+        int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+        int64_t sod = secs - days * 86400;
+        /* 1970-01-01 was a Thursday: day 3 when Monday is day 0. */
+        int64_t dow = ((days + 3) % 7 + 7) % 7;
+        return (unsigned) (dow * 1440 + sod / 60);
+}
+
+bool windows_contain(const MaintenanceWindow *w, unsigned n, unsigned m) {
+        if (n == 0)
+                return true;
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned d = 0; d < 7; d++) {
+                        if (!(w[i].days & (1u << d)))
+                                continue;
+                        unsigned start = d * 1440 + w[i].start_min;
+                        unsigned len = w[i].end_min > w[i].start_min
+                                               ? (unsigned) (w[i].end_min - w[i].start_min)
+                                               : (unsigned) (w[i].end_min + 1440 - w[i].start_min);
+                        /* Distance from the window's start, around the week. */
+                        unsigned off = (m + 7 * 1440 - start) % (7 * 1440);
+                        if (off < len)
+                                return true;
+                }
+        return false;
+}
+
+/* ---- parsing ---- */
+
+typedef struct ParseCtx {
+        Policy p;
+        const char *filename;
+        const char *pos, *end;
+        unsigned lineno;
+        char section[64];
+        bool section_known;
+        unsigned key_line[N_KEYS];
+        unsigned errors;
+        policy_report_t report;
+        void *userdata;
+} ParseCtx;
+
+_printf_(3, 4) static void report(ParseCtx *c, unsigned line, const char *fmt, ...) {
+        char msg[1024];
+        StrBuf b;
+        va_list ap;
+
+        strbuf_init(&b, msg, sizeof(msg));
+        if (line > 0)
+                strbuf_printf(&b, "%s:%u: ", c->filename, line);
+        else
+                strbuf_printf(&b, "%s: ", c->filename);
+        va_start(ap, fmt);
+        if (b.len < sizeof(msg))
+                vsnprintf(msg + b.len, sizeof(msg) - b.len, fmt, ap);
+        va_end(ap);
+        c->errors++;
+        if (c->report)
+                c->report(c->userdata, msg);
+}
+
+static bool is_known_section(const char *s) {
+        for (size_t i = 0; i < ELEMENTSOF(sections); i++)
+                if (streq(s, sections[i]))
+                        return true;
+        return false;
+}
+
+/* Feeds inih one line at a time. We see each raw line first: this is where line numbers come
+ * from, where lines too long for inih's fixed buffer are caught instead of being split, where
+ * leading white space is removed (inih would take an indented key for the continuation of the
+ * previous value) and where '#' comments after a value are cut. */
+static char *policy_reader(char *str, int num, void *stream) {
+        ParseCtx *c = stream;
+
+        if (c->pos >= c->end)
+                return NULL;
+
+        const char *nl = memchr(c->pos, '\n', (size_t) (c->end - c->pos));
+        const char *e = nl ? nl : c->end;
+        size_t n = (size_t) (e - c->pos);
+        const char *line = c->pos;
+        c->pos = nl ? nl + 1 : c->end;
+        c->lineno++;
+
+        str[0] = '\n';
+        str[1] = '\0';
+
+        if (memchr(line, '\0', n)) {
+                report(c, c->lineno, "line contains a NUL byte (expected text)");
+                return str;
+        }
+        if (c->lineno == 1 && n >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) {
+                line += 3;
+                n -= 3;
+        }
+        while (n > 0 && (*line == ' ' || *line == '\t')) {
+                line++;
+                n--;
+        }
+        /* Cut a comment that follows white space. */
+        for (size_t i = 1; i < n; i++)
+                if ((line[i] == '#' || line[i] == ';') && (line[i - 1] == ' ' || line[i - 1] == '\t')) {
+                        n = i;
+                        break;
+                }
+        while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+                n--;
+        if (n == 0 || line[0] == '#' || line[0] == ';')
+                return str;
+        if ((size_t) num < 3 || n > (size_t) num - 2) {
+                report(c, c->lineno, "line is longer than %d characters (expected a shorter line)", num - 2);
+                return str;
+        }
+
+        if (line[0] == '[') {
+                if (line[n - 1] != ']' || n < 3) {
+                        report(c, c->lineno, "malformed section header (expected [section])");
+                        c->section_known = false;
+                        c->section[0] = '\0';
+                        return str;
+                }
+                size_t sn = n - 2;
+                if (sn >= sizeof(c->section))
+                        sn = sizeof(c->section) - 1;
+                memcpy(c->section, line + 1, sn);
+                c->section[sn] = '\0';
+                c->section_known = is_known_section(c->section);
+                if (!c->section_known) {
+                        const char *s = closest_match(c->section, sections, ELEMENTSOF(sections));
+                        if (s)
+                                report(c, c->lineno, "[%s]: unknown section (did you mean [%s]?)", c->section, s);
+                        else
+                                report(c, c->lineno, "[%s]: unknown section (expected one of [governor], "
+                                       "[budget], [sampling], [trend], [psi], [trim], [throttle], "
+                                       "[reset], [restart])", c->section);
+                }
+                memcpy(str, line, n);
+                str[n] = '\n';
+                str[n + 1] = '\0';
+                return str;
+        }
+
+        const char *eq = memchr(line, '=', n);
+        if (!eq || eq == line) {
+                report(c, c->lineno, "'%.*s': not a setting (expected 'key = value' or '[section]')",
+                       (int) MIN(n, 80), line);
+                return str;
+        }
+        if (c->section[0] == '\0') {
+                report(c, c->lineno, "'%.*s': setting outside any section (expected a [section] line first)",
+                       (int) MIN((size_t) (eq - line), 80), line);
+                return str;
+        }
+        memcpy(str, line, n);
+        str[n] = '\n';
+        str[n + 1] = '\0';
+        return str;
+}
+
+static int parse_list(const char *value, char *base, size_t stride, unsigned max, unsigned *ret_n,
+                      char *detail, size_t dlen) {
+        unsigned n = 0;
+        const char *s = value;
+
+        while (*s) {
+                while (*s == ' ' || *s == ',')
+                        s++;
+                if (!*s)
+                        break;
+                const char *e = strchr(s, ',');
+                size_t len = e ? (size_t) (e - s) : strlen(s);
+                while (len > 0 && s[len - 1] == ' ')
+                        len--;
+                if (n >= max) {
+                        snprintf(detail, dlen, "more than %u entries", max);
+                        return -E2BIG;
+                }
+                if (len >= stride) {
+                        snprintf(detail, dlen, "'%.*s...' is too long", 20, s);
+                        return -ERANGE;
+                }
+                for (size_t i = 0; i < len; i++)
+                        if ((unsigned char) s[i] < 0x20) {
+                                snprintf(detail, dlen, "an entry contains a control character");
+                                return -EINVAL;
+                        }
+                memcpy(base + n * stride, s, len);
+                base[n * stride + len] = '\0';
+                n++;
+                s += len;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detail, size_t dlen) {
+        void *field = (char *) p + k->offset;
+        uint64_t u = 0;
+        uint32_t bp = 0;
+        usec_t t = 0;
+        int r;
+
+        detail[0] = '\0';
+        switch (k->type) {
+        case KT_BOOL:
+                return parse_bool(v, field);
+
+        case KT_SIZE:
+                if ((r = parse_size(v, &u)) < 0)
+                        return r;
+                if (u < k->min || u > k->max)
+                        return -ERANGE;
+                *(uint64_t *) field = u;
+                return 0;
+
+        case KT_TIMESPAN_OFF:
+                if (streq(v, "off")) {
+                        *(usec_t *) field = 0;
+                        return 0;
+                }
+                _fallthrough_;
+        case KT_TIMESPAN:
+                if ((r = parse_timespan(v, &t)) < 0)
+                        return r;
+                if (t < k->min || t > k->max)
+                        return -ERANGE;
+                *(usec_t *) field = t;
+                return 0;
+
+        case KT_PERCENT_OFF:
+                if (streq(v, "off")) {
+                        *(uint32_t *) field = 0;
+                        return 0;
+                }
+                _fallthrough_;
+        case KT_PERCENT:
+                if ((r = parse_percent(v, &bp)) < 0)
+                        return r;
+                if (bp < k->min || bp > k->max)
+                        return -ERANGE;
+                *(uint32_t *) field = bp;
+                return 0;
+
+        case KT_UINT: {
+                unsigned x;
+                if ((r = parse_uint(v, UINT32_MAX, &x)) < 0)
+                        return r;
+                if (x < k->min || x > k->max)
+                        return -ERANGE;
+                *(unsigned *) field = x;
+                return 0;
+        }
+
+        case KT_BUDGET:
+                if (streq(v, "auto")) {
+                        p->budget_mode = BUDGET_AUTO;
+                        return 0;
+                }
+                if (strchr(v, '%')) {
+                        if ((r = parse_percent(v, &bp)) < 0)
+                                return r;
+                        if (bp < PCT(1) || bp > PCT(100))
+                                return -ERANGE;
+                        p->budget_mode = BUDGET_HOST_SHARE;
+                        p->budget_share = bp;
+                        return 0;
+                }
+                if ((r = parse_size(v, &u)) < 0)
+                        return r;
+                if (u < (16ULL << 20)) {
+                        snprintf(detail, dlen, "'%s' is below 16M", v);
+                        return -ERANGE;
+                }
+                p->budget_mode = BUDGET_SIZE;
+                p->budget_size = u;
+                return 0;
+
+        case KT_TRIM_METHOD:
+                for (int i = 0; i < _TRIM_METHOD_MAX; i++)
+                        if (streq(v, trim_method_names[i])) {
+                                *(TrimMethod *) field = (TrimMethod) i;
+                                return 0;
+                        }
+                return -EINVAL;
+
+        case KT_PSI_TYPE:
+                if (streq(v, "some"))
+                        *(PsiType *) field = PSI_SOME;
+                else if (streq(v, "full"))
+                        *(PsiType *) field = PSI_FULL;
+                else
+                        return -EINVAL;
+                return 0;
+
+        case KT_IN_TRX:
+                if (streq(v, "never"))
+                        *(InTransaction *) field = IN_TRX_NEVER;
+                else if (streq(v, "emergency"))
+                        *(InTransaction *) field = IN_TRX_EMERGENCY;
+                else
+                        return -EINVAL;
+                return 0;
+
+        case KT_USERS:
+                return parse_list(v, &p->exempt_users[0][0], POLICY_USER_MAX, POLICY_MAX_LIST,
+                                  &p->n_exempt_users, detail, dlen);
+        case KT_HOSTS:
+                return parse_list(v, &p->exempt_hosts[0][0], POLICY_HOST_MAX, POLICY_MAX_LIST,
+                                  &p->n_exempt_hosts, detail, dlen);
+
+        case KT_WINDOWS:
+                r = parse_windows(v, p->windows, POLICY_MAX_WINDOWS, &p->n_windows);
+                if (r == -E2BIG)
+                        snprintf(detail, dlen, "more than %d windows", POLICY_MAX_WINDOWS);
+                return r;
+        }
+        return -EINVAL;
+}
+
+static void report_unknown_key(ParseCtx *c, const char *section, const char *name) {
+        const char *same[N_KEYS];
+        size_t n = 0;
+
+        for (size_t i = 0; i < N_KEYS; i++)
+                if (streq(keys[i].section, section))
+                        same[n++] = keys[i].name;
+        const char *s = closest_match(name, same, n);
+        if (s) {
+                report(c, c->lineno, "%s.%s: unknown key (did you mean %s?)", section, name, s);
+                return;
+        }
+        /* The right key in the wrong section? */
+        for (size_t i = 0; i < N_KEYS; i++)
+                if (streq(keys[i].name, name)) {
+                        report(c, c->lineno, "%s.%s: unknown key (did you mean %s in [%s]?)", section, name,
+                               name, keys[i].section);
+                        return;
+                }
+        report(c, c->lineno, "%s.%s: unknown key (expected one of the keys of [%s], see memgov.ini(5))",
+               section, name, section);
+}
+
+static int policy_handler(void *user, const char *section, const char *name, const char *value) {
+        ParseCtx *c = user;
+        char full[160], detail[160];
+        int r;
+
+        if (!c->section_known)
+                return 1; /* the section was reported already */
+
+        snprintf(full, sizeof(full), "%s.%s", section, name);
+        int i = key_index(full);
+        if (i < 0) {
+                report_unknown_key(c, section, name);
+                return 1;
+        }
+        if (c->key_line[i] > 0) {
+                report(c, c->lineno, "%s: set twice (first on line %u; expected each key once)", full,
+                       c->key_line[i]);
+                return 1;
+        }
+        c->key_line[i] = c->lineno;
+
+        r = parse_value(&c->p, &keys[i], value, detail, sizeof(detail));
+        if (r < 0) {
+                if (detail[0])
+                        report(c, c->lineno, "%s: %s (expected %s)", full, detail, keys[i].expected);
+                else if (r == -ERANGE)
+                        report(c, c->lineno, "%s: '%s' is out of range (expected %s)", full, value,
+                               keys[i].expected);
+                else
+                        report(c, c->lineno, "%s: '%s' is not valid (expected %s)", full, value,
+                               keys[i].expected);
+        }
+        return 1;
+}
+
+/* ---- validation of the whole ---- */
+
+typedef struct Validator {
+        ParseCtx *c;
+        const unsigned *lines; /* per key, line set in this file; NULL or 0 = from the default */
+} Validator;
+
+static unsigned line_of(const Validator *v, const char *full) {
+        int i = key_index(full);
+        return v->lines && i >= 0 ? v->lines[i] : 0;
+}
+
+static bool set_here(const Validator *v, const char *full) {
+        return line_of(v, full) > 0;
+}
+
+/* Reports a conflict between two keys at the one the file sets (the second when it sets both). */
+_printf_(4, 5) static void conflict(Validator *v, const char *a, const char *b, const char *fmt, ...) {
+        char msg[512];
+        va_list ap;
+        const char *subject = set_here(v, b) || !set_here(v, a) ? b : a;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        report(v->c, line_of(v, subject), "%s", msg);
+}
+
+static void validate(Validator *v) {
+        const Policy *p = &v->c->p;
+        char b1[FORMAT_PERCENT_MAX], b2[FORMAT_PERCENT_MAX], t1[FORMAT_TIMESPAN_MAX],
+                t2[FORMAT_TIMESPAN_MAX];
+        char ka[64], kb[64];
+
+        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++) {
+                const StepPolicy *s = &p->step[l];
+                if (!s->enabled)
+                        continue;
+                if (s->at == 0 && s->eta == 0) {
+                        snprintf(ka, sizeof(ka), "%s.at", level_to_string(l));
+                        snprintf(kb, sizeof(kb), "%s.eta", level_to_string(l));
+                        conflict(v, ka, kb, "%s: off, and so is %s: the enabled step never triggers "
+                                 "(expected one of them set, or %s.enabled = no)",
+                                 set_here(v, kb) || !set_here(v, ka) ? kb : ka,
+                                 set_here(v, kb) || !set_here(v, ka) ? ka : kb, level_to_string(l));
+                }
+        }
+
+        /* A higher rung must not trigger before a lower one. Comparing each rung with the nearest
+         * enabled rung below it that sets the same threshold finds every inversion once. */
+        for (int which = 0; which < 2; which++)
+                for (Level l = LEVEL_TRIM + 1; l < _LEVEL_MAX; l++) {
+                        const StepPolicy *s = &p->step[l];
+                        const char *field = which == 0 ? "at" : "eta";
+                        if (!s->enabled || (which == 0 ? s->at : s->eta) == 0)
+                                continue;
+                        Level lo = l;
+                        while (--lo > LEVEL_NORMAL)
+                                if (p->step[lo].enabled && (which == 0 ? p->step[lo].at : p->step[lo].eta) > 0)
+                                        break;
+                        if (lo == LEVEL_NORMAL)
+                                continue;
+                        const StepPolicy *t = &p->step[lo];
+                        snprintf(ka, sizeof(ka), "%s.%s", level_to_string(lo), field);
+                        snprintf(kb, sizeof(kb), "%s.%s", level_to_string(l), field);
+                        bool hi = set_here(v, kb) || !set_here(v, ka);
+                        if (which == 0 && s->at < t->at)
+                                conflict(v, ka, kb, "%s: %s is %s %s = %s (expected the thresholds to "
+                                         "rise with the ladder: trim <= throttle <= reset <= restart)",
+                                         hi ? kb : ka, format_bp(b1, hi ? s->at : t->at),
+                                         hi ? "below" : "above", hi ? ka : kb,
+                                         format_bp(b2, hi ? t->at : s->at));
+                        if (which == 1 && s->eta > t->eta)
+                                conflict(v, ka, kb, "%s: %s is %s than %s = %s (expected the ETA "
+                                         "thresholds to shrink up the ladder: trim >= throttle >= "
+                                         "reset >= restart)",
+                                         hi ? kb : ka, format_timespan(t1, hi ? s->eta : t->eta),
+                                         hi ? "longer" : "shorter", hi ? ka : kb,
+                                         format_timespan(t2, hi ? t->eta : s->eta));
+                }
+
+        uint32_t lowest = 0;
+        const char *lowest_key = NULL;
+        static const char *const at_keys[_LEVEL_MAX] = { NULL, "trim.at", "throttle.at", "reset.at",
+                                                         "restart.at" };
+        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++)
+                if (p->step[l].enabled && p->step[l].at > 0 && (lowest == 0 || p->step[l].at < lowest)) {
+                        lowest = p->step[l].at;
+                        lowest_key = at_keys[l];
+                }
+        if (lowest_key && p->hysteresis >= lowest)
+                conflict(v, lowest_key, "governor.hysteresis",
+                         "governor.hysteresis: %s is not below %s = %s (expected a hysteresis "
+                         "smaller than every threshold, or no step could ever be left)",
+                         format_bp(b1, p->hysteresis), lowest_key, format_bp(b2, lowest));
+
+        if (p->trend_min_points > p->trend_points)
+                conflict(v, "trend.points", "trend.min-points",
+                         "trend.min-points: %u is more than trend.points = %u (expected at most "
+                         "trend.points)", p->trend_min_points, p->trend_points);
+
+        if (p->trend_window / p->trend_points < 100 * USEC_PER_MSEC)
+                conflict(v, "trend.points", "trend.window",
+                         "trend.window: %s split into %u points is less than 100ms a point "
+                         "(expected a longer window or fewer points)",
+                         format_timespan(t1, p->trend_window), p->trend_points);
+
+        if (p->fast_interval > p->interval)
+                conflict(v, "sampling.interval", "sampling.fast-interval",
+                         "sampling.fast-interval: %s is longer than sampling.interval = %s "
+                         "(expected at most the normal interval)",
+                         format_timespan(t1, p->fast_interval), format_timespan(t2, p->interval));
+
+        if (p->psi_stall >= p->psi_window)
+                conflict(v, "psi.trigger-window", "psi.trigger-stall",
+                         "psi.trigger-stall: %s is not shorter than psi.trigger-window = %s "
+                         "(expected a stall shorter than its window)",
+                         format_timespan(t1, p->psi_stall), format_timespan(t2, p->psi_window));
+
+        if (p->calm_headroom > 0 && p->throttle_floor > BP_ONE - p->calm_headroom)
+                conflict(v, "throttle.calm-headroom", "throttle.floor",
+                         "throttle.floor: %s is above the calm memory.high (100%% minus "
+                         "throttle.calm-headroom = %s) (expected a floor below the calm value)",
+                         format_bp(b1, p->throttle_floor), format_bp(b2, p->calm_headroom));
+
+        const StepPolicy *rs = &p->step[LEVEL_RESTART];
+        if (p->emergency_eta > 0 && rs->eta > 0 && p->emergency_eta > rs->eta)
+                conflict(v, "restart.eta", "restart.emergency-eta",
+                         "restart.emergency-eta: %s is longer than restart.eta = %s (expected an "
+                         "emergency ETA at or below the restart ETA)",
+                         format_timespan(t1, p->emergency_eta), format_timespan(t2, rs->eta));
+
+        if (p->reset_in_trx == IN_TRX_EMERGENCY && p->emergency_eta == 0)
+                conflict(v, "restart.emergency-eta", "reset.in-transaction",
+                         "reset.in-transaction: emergency needs restart.emergency-eta to define "
+                         "an emergency (expected restart.emergency-eta to be set, or never)");
+}
+
+int policy_validate(const Policy *p, const char *filename, policy_report_t rep, void *userdata) {
+        ParseCtx c = { .p = *p, .filename = filename, .report = rep, .userdata = userdata };
+        Validator v = { .c = &c };
+
+        validate(&v);
+        return (int) c.errors;
+}
+
+int policy_parse(Policy *p, const char *text, size_t len, const char *filename, policy_report_t rep,
+                 void *userdata) {
+        /* The context is large (the policy holds its lists inline): keep it off the stack. */
+        _cleanup_free_ ParseCtx *c = calloc(1, sizeof(ParseCtx));
+        if (!c)
+                return -ENOMEM;
+
+        c->p = *p;
+        c->filename = filename;
+        c->pos = text;
+        c->end = text + len;
+        c->report = rep;
+        c->userdata = userdata;
+
+        int r = ini_parse_stream(policy_reader, c, policy_handler, c);
+        if (r == -2)
+                return -ENOMEM;
+        /* Other inih errors (>0: a line it could not parse) cannot happen: the reader hands it
+         * only blank lines, section lines and key = value lines. */
+
+        if (c->errors == 0) {
+                Validator v = { .c = c, .lines = c->key_line };
+                validate(&v);
+        }
+        if (c->errors == 0)
+                *p = c->p;
+        return (int) c->errors;
+}
+
+int policy_load_default(Policy *ret) {
+        _cleanup_free_ Policy *p = calloc(1, sizeof(Policy));
+        if (!p)
+                return -ENOMEM;
+        int r = policy_parse(p, policy_default_text, policy_default_size, "<embedded default>", NULL, NULL);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return -EBADMSG; /* a build with a broken default.ini; the test suite catches it */
+        *ret = *p;
+        return 0;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <math.h>
+#include <string.h>
+
+#include "memgov/trend.h"
+
+void trend_init(Trend *t, usec_t window, unsigned points, unsigned min_points) {
+        memset(t, 0, offsetof(Trend, scratch));
+        t->window = window;
+        t->points = CLAMP(points, 2u, (unsigned) TREND_MAX_POINTS);
+        t->min_points = CLAMP(min_points, 2u, t->points);
+        t->bucket_len = MAX(window / t->points, (usec_t) 1);
+        t->stride = 1;
+}
+
+void trend_reset(Trend *t) {
+        trend_init(t, t->window, t->points, t->min_points);
+}
+
+/* k-th smallest of a[0..n-1] (a is reordered): Wirth's selection. */
+static double select_double(double *a, size_t n, size_t k) {
+        long l = 0, m = (long) n - 1, kk = (long) k;
+
+        while (l < m) {
+                double x = a[kk];
+                long i = l, j = m;
+                do {
+                        while (a[i] < x)
+                                i++;
+                        while (x < a[j])
+                                j--;
+                        if (i <= j) {
+                                double tmp = a[i];
+                                a[i] = a[j];
+                                a[j] = tmp;
+                                i++;
+                                j--;
+                        }
+                } while (i <= j);
+                if (j < kk)
+                        l = i;
+                if (kk < i)
+                        m = j;
+        }
+        return a[kk];
+}
+
+static uint64_t median_u64(uint64_t *a, unsigned n) {
+        /* Buckets hold at most TREND_BUCKET_VALUES values: insertion sort is enough. */
+        for (unsigned i = 1; i < n; i++) {
+                uint64_t x = a[i];
+                unsigned j = i;
+                while (j > 0 && a[j - 1] > x) {
+                        a[j] = a[j - 1];
+                        j--;
+                }
+                a[j] = x;
+        }
+        return n % 2 ? a[n / 2] : a[n / 2 - 1] / 2 + a[n / 2] / 2 + (a[n / 2 - 1] % 2 + a[n / 2] % 2) / 2;
+}
+
+static const TrendPoint *point_at(const Trend *t, unsigned i) {
+        return &t->ring[(t->head + i) % TREND_MAX_POINTS];
+}
+
+static void estimate(Trend *t) {
+        const TrendPoint *newest = point_at(t, t->count - 1);
+        size_t n_pairs = 0;
+        unsigned first = 0;
+
+        /* Points older than the window no longer count (gaps leave old points in the ring). */
+        while (first < t->count && newest->t - point_at(t, first)->t > t->window)
+                first++;
+        t->used = t->count - first;
+        t->valid = false;
+        if (t->used < t->min_points)
+                return;
+
+        for (unsigned i = first; i < t->count; i++) {
+                const TrendPoint *a = point_at(t, i);
+                for (unsigned j = i + 1; j < t->count; j++) {
+                        const TrendPoint *b = point_at(t, j);
+                        if (b->segment != a->segment || b->t <= a->t)
+                                continue;
+                        t->scratch[n_pairs++] = ((double) b->v - (double) a->v) /
+                                                ((double) (b->t - a->t) / (double) USEC_PER_SEC);
+                }
+        }
+        if (n_pairs == 0)
+                return;
+
+        /* Median; for an even count, the mean of the two middle slopes. */
+        double m = select_double(t->scratch, n_pairs, n_pairs / 2);
+        if (n_pairs % 2 == 0) {
+                double lower = select_double(t->scratch, n_pairs, n_pairs / 2 - 1);
+                m = (m + lower) / 2.0;
+        }
+        t->slope = m;
+        t->valid = true;
+}
+
+static void finish_bucket(Trend *t, uint64_t drop) {
+        if (t->cur_n == 0)
+                return;
+
+        TrendPoint p = {
+                .t = t->cur_t[t->cur_n / 2],
+                .v = median_u64(t->cur_v, t->cur_n),
+        };
+        if (t->count > 0) {
+                const TrendPoint *prev = point_at(t, t->count - 1);
+                if (prev->v > p.v && prev->v - p.v > drop)
+                        t->segment++;
+        }
+        p.segment = t->segment;
+
+        if (t->count == t->points || t->count == TREND_MAX_POINTS) {
+                t->head = (t->head + 1) % TREND_MAX_POINTS;
+                t->count--;
+        }
+        t->ring[(t->head + t->count) % TREND_MAX_POINTS] = p;
+        t->count++;
+
+        t->cur_n = 0;
+        t->stride = 1;
+        t->skip = 0;
+        estimate(t);
+}
+
+void trend_add(Trend *t, usec_t when, uint64_t value, uint64_t drop) {
+        if (!t->started) {
+                t->started = true;
+                t->origin = t->cur_start = when;
+        }
+        if (when < t->cur_start)
+                return; /* time went backwards: ignore rather than corrupt the buckets */
+
+        if (when - t->cur_start >= t->bucket_len) {
+                finish_bucket(t, drop);
+                t->cur_start = t->origin + (when - t->origin) / t->bucket_len * t->bucket_len;
+        }
+
+        /* Keep at most TREND_BUCKET_VALUES values: when full, keep every other one and from then
+         * on store one value in `stride`. The median of the kept values stays representative. */
+        if (t->skip > 0) {
+                t->skip--;
+                return;
+        }
+        if (t->cur_n == TREND_BUCKET_VALUES) {
+                for (unsigned i = 0; i < TREND_BUCKET_VALUES / 2; i++) {
+                        t->cur_t[i] = t->cur_t[2 * i];
+                        t->cur_v[i] = t->cur_v[2 * i];
+                }
+                t->cur_n = TREND_BUCKET_VALUES / 2;
+                t->stride *= 2;
+        }
+        t->cur_t[t->cur_n] = when;
+        t->cur_v[t->cur_n] = value;
+        t->cur_n++;
+        t->skip = t->stride - 1;
+}
+
+usec_t trend_eta(const Trend *t, uint64_t value, uint64_t limit) {
+        if (value >= limit)
+                return 0;
+        if (!t->valid || !(t->slope > 0))
+                return USEC_INFINITY;
+        double secs = (double) (limit - value) / t->slope;
+        if (!isfinite(secs) || secs > 365.0 * 86400.0)
+                return USEC_INFINITY;
+        return (usec_t) (secs * (double) USEC_PER_SEC);
+}
