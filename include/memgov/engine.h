@@ -78,6 +78,9 @@ typedef struct EngineOptions {
          * not show it (memory.high is never re-read as someone else's change, a restart is taken
          * as done after settle). */
         bool simulate;
+        /* The kernel keeps memory.high and memory.max in pages: planned values are rounded down
+         * to this, so that reading them back matches. 0 = 4096. */
+        uint64_t page_size;
 } EngineOptions;
 
 typedef struct ActionState {
@@ -104,10 +107,11 @@ typedef struct Engine {
         uint32_t hold_shown[_ACTION_KIND_MAX]; /* last hold reason code shown, not to repeat it */
         uint32_t notice_shown;
 
-        /* memory.high */
-        uint64_t high_set;     /* last value decided, SIZE_UNKNOWN = never */
+        /* memory.high ("max" is SIZE_UNLIMITED, a value like any other here) */
+        bool high_known, initial_known, ceiling_known;
+        uint64_t high_set;     /* last value decided or adopted */
         uint64_t high_initial; /* value found before the first write, restored when calm is off */
-        uint64_t high_ceiling; /* set by someone else and adopted; SIZE_UNKNOWN = none */
+        uint64_t high_ceiling; /* set by someone else and adopted as the calm value */
         usec_t high_changed;
         unsigned high_mismatch;
         bool high_at_floor;

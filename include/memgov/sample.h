@@ -56,6 +56,10 @@ typedef struct Sample {
         uint64_t ws;         /* with SAMPLE_HAS_WS */
 
         unsigned failed; /* bit (1 << ActionKind): that action failed since the previous sample */
+        /* What the actuators measured for the actions they finished since the previous sample:
+         * bit (1 << ActionKind) in `reported`, bytes in trim_freed / reset_freed. */
+        unsigned reported;
+        uint64_t trim_freed, reset_freed;
 } Sample;
 
 /* Working set: memory.current minus inactive_file (page cache the kernel drops first), else the

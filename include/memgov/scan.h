@@ -18,6 +18,7 @@ static inline Span span_from_str(const char *s) {
 
 bool span_eq(Span a, const char *s);
 bool span_startswith(Span a, const char *prefix);
+bool span_endswith(Span a, const char *suffix);
 Span span_strip(Span a);
 
 /* Cursor over the lines of a buffer. A final line without '\n' is still a line.

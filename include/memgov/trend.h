@@ -9,8 +9,10 @@
  * becomes one point, its median value at its median time, so single outliers vanish. The
  * slope is the median of the pairwise slopes between points (Theil-Sen). A fall between two
  * consecutive points larger than the drop threshold (a trim, a connection reset, a restart)
- * starts a new segment and no pair spans segments: the sawtooth of repeated trims yields the
- * growth rate between them, not a flat or negative line. */
+ * starts a new segment. Within segments, the pairs give the growth rate between drops; across
+ * segments, the slope of each segment's peak gives the net trend: trims that give back what
+ * accumulated make a flat sawtooth (no OOM coming), trims that give back part of it a rising
+ * one. Neither a drop nor the steep teeth are taken for the trend itself. */
 
 #define TREND_MAX_POINTS 64
 #define TREND_BUCKET_VALUES 32
@@ -39,8 +41,10 @@ typedef struct Trend {
 
         /* the estimate, refreshed when a bucket finishes */
         bool valid;
-        double slope; /* bytes per second */
-        unsigned used;
+        double slope;  /* bytes per second: the net trend, what the ETA is computed from */
+        double growth; /* bytes per second between drops */
+        unsigned used;     /* points in the window */
+        unsigned segments; /* segments in the window */
 
         double scratch[TREND_MAX_POINTS * (TREND_MAX_POINTS - 1) / 2];
 } Trend;

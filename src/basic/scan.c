@@ -13,6 +13,11 @@ bool span_startswith(Span a, const char *prefix) {
         return a.n >= n && memcmp(a.p, prefix, n) == 0;
 }
 
+bool span_endswith(Span a, const char *suffix) {
+        size_t n = strlen(suffix);
+        return a.n >= n && memcmp(a.p + a.n - n, suffix, n) == 0;
+}
+
 Span span_strip(Span a) {
         while (a.n > 0 && (a.p[0] == ' ' || a.p[0] == '\t' || a.p[0] == '\r')) {
                 a.p++;

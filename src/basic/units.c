@@ -263,12 +263,16 @@ const char *format_bytes(char buf[static FORMAT_BYTES_MAX], uint64_t bytes) {
 
         size_t i = 0;
         uint64_t unit = 1024;
-        while (i + 1 < STRLEN(suffix) && bytes / unit >= 1024) {
+        uint64_t tenths;
+        for (;;) {
+                /* Tenths, rounded half up, in 128 bits so the top unit cannot overflow; move up a
+                 * unit when rounding reaches 1024 of this one ("1G", not "1024M"). */
+                tenths = (uint64_t) (((unsigned __int128) bytes * 10 + unit / 2) / unit);
+                if (tenths < 10240 || i + 1 >= STRLEN(suffix))
+                        break;
                 unit *= 1024;
                 i++;
         }
-        /* Tenths, rounded half up, in 128 bits so the top unit cannot overflow. */
-        uint64_t tenths = (uint64_t) (((unsigned __int128) bytes * 10 + unit / 2) / unit);
         if (tenths >= 1000 || tenths % 10 == 0)
                 snprintf(buf, FORMAT_BYTES_MAX, "%" PRIu64 "%c", (tenths + 5) / 10, suffix[i]);
         else

@@ -50,8 +50,9 @@ void engine_init(Engine *e, const Policy *p, const EngineOptions *opts) {
         memset(e, 0, offsetof(Engine, trend));
         if (opts)
                 e->opts = *opts;
+        if (e->opts.page_size == 0)
+                e->opts.page_size = 4096;
         e->level = LEVEL_NORMAL;
-        e->high_set = e->high_initial = e->high_ceiling = SIZE_UNKNOWN;
         e->last_budget = SIZE_UNKNOWN;
         trend_init(&e->trend, p->trend_window, p->trend_points, p->trend_min_points);
 }
@@ -260,12 +261,12 @@ static void recent_add(Engine *e, usec_t t, uint64_t ws) {
         e->recent_t[i] = t;
 }
 
-/* Median of the (at most 5) latest working-set figures taken after `since`. */
-static uint64_t recent_median(const Engine *e, usec_t since, bool inclusive) {
+/* Median of the (at most max_n <= 5) latest working-set figures taken after `since`. */
+static uint64_t recent_median(const Engine *e, usec_t since, bool inclusive, unsigned max_n) {
         uint64_t v[5];
         unsigned n = 0;
 
-        for (unsigned j = e->recent_n; j > 0 && n < ELEMENTSOF(v); j--) {
+        for (unsigned j = e->recent_n; j > 0 && n < MIN(max_n, (unsigned) ELEMENTSOF(v)); j--) {
                 unsigned i = (e->recent_head + j - 1) % ELEMENTSOF(e->recent_ws);
                 if (inclusive ? e->recent_t[i] < since : e->recent_t[i] <= since)
                         break;
@@ -289,7 +290,8 @@ static void note_action(Tick *k, ActionKind a, bool measure) {
         st->last = k->now;
         st->count++;
         st->pending = measure;
-        st->ws_before = recent_median(e, 0, true);
+        /* This sample and the two before it: one spike is not taken for the level. */
+        st->ws_before = recent_median(e, 0, true, 3);
         st->slope_before = e->trend.valid ? e->trend.slope : 0;
         e->last_action = k->now;
         e->hold_shown[a] = HOLD_NONE;
@@ -357,7 +359,7 @@ static void observe_failures(Tick *k) {
                         break;
                 case ACTION_SET_HIGH:
                         /* What is in memory.high now is not known: re-plan from the sample. */
-                        e->high_set = SIZE_UNKNOWN;
+                        e->high_known = false;
                         backoff = 4 * p->settle;
                         break;
                 default:
@@ -385,23 +387,35 @@ static void measure_effects(Tick *k) {
         } measured[] = { { ACTION_TRIM, LEVEL_TRIM }, { ACTION_RESET, LEVEL_RESET } };
 
         for (size_t i = 0; i < ELEMENTSOF(measured); i++) {
-                ActionState *st = &e->act[measured[i].action];
+                ActionKind a = measured[i].action;
+                ActionState *st = &e->act[a];
                 const StepPolicy *sp = &k->p->step[measured[i].level];
-                char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX], g[FORMAT_BYTES_MAX],
-                        t[FORMAT_TIMESPAN_MAX];
+                char x[FORMAT_BYTES_MAX], y[FORMAT_BYTES_MAX], g[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+                char how[96];
+                int64_t gain;
 
-                if (!st->pending || k->now - st->last < k->p->settle)
+                if (!st->pending)
                         continue;
+                if (k->s->reported & (1u << a)) {
+                        /* The actuator measured it (RSS before and after, in the server itself). */
+                        uint64_t freed = a == ACTION_TRIM ? k->s->trim_freed : k->s->reset_freed;
+                        gain = freed > INT64_MAX ? INT64_MAX : (int64_t) freed;
+                        snprintf(how, sizeof(how), "as measured by the %s", action_kind_to_string(a));
+                } else {
+                        if (k->now - st->last < k->p->settle)
+                                continue;
+                        /* What the working set would be had nothing been done: the trend carried
+                         * on. Both ends are medians of a few samples: one spike is no gain. */
+                        uint64_t after = recent_median(e, st->last, false, 5);
+                        if (after == SIZE_UNKNOWN)
+                                after = k->ws;
+                        double dt = (double) (k->now - st->last) / (double) USEC_PER_SEC;
+                        double expected = (double) st->ws_before + MAX(st->slope_before, 0.0) * dt;
+                        gain = (int64_t) llround(expected - (double) after);
+                        snprintf(how, sizeof(how), "working set %s -> %s", format_bytes(x, st->ws_before),
+                                 format_bytes(y, after));
+                }
                 st->pending = false;
-
-                /* What the working set would be had nothing been done: the trend carried on. Both
-                 * ends are medians of a few samples, so one spike does not pass for a gain. */
-                uint64_t after = recent_median(e, st->last, false);
-                if (after == SIZE_UNKNOWN)
-                        after = k->ws;
-                double dt = (double) (k->now - st->last) / (double) USEC_PER_SEC;
-                double expected = (double) st->ws_before + MAX(st->slope_before, 0.0) * dt;
-                int64_t gain = (int64_t) llround(expected - (double) after);
                 st->last_gain = gain;
 
                 Decision *d;
@@ -409,21 +423,19 @@ static void measure_effects(Tick *k) {
                         st->spent = true;
                         st->backoff_until = st->last + sp->backoff;
                         d = emit(k, DECISION_EFFECT,
-                                 "%s freed %s%s (working set %s -> %s, below %s.min-gain %s): not again "
-                                 "for %s; the ladder moves up if the working set keeps rising",
-                                 action_kind_to_string(measured[i].action), gain < 0 ? "nothing" : "only ",
-                                 gain < 0 ? "" : format_bytes(a, (uint64_t) gain), format_bytes(b, st->ws_before),
-                                 format_bytes(c, after), level_to_string(measured[i].level),
-                                 format_bytes(g, sp->min_gain),
-                                 format_timespan(t, st->backoff_until - k->now));
+                                 "%s freed %s%s (%s), under %s.min-gain %s: not again for %s, and the ladder "
+                                 "moves up if the working set keeps rising",
+                                 action_kind_to_string(a), gain <= 0 ? "nothing" : "only ",
+                                 gain <= 0 ? "" : format_bytes(g, (uint64_t) gain), how,
+                                 level_to_string(measured[i].level), format_bytes(x, sp->min_gain),
+                                 format_timespan(t, st->backoff_until > k->now ? st->backoff_until - k->now : 0));
                 } else {
                         st->spent = false;
-                        d = emit(k, DECISION_EFFECT, "%s freed %s (working set %s -> %s)",
-                                 action_kind_to_string(measured[i].action), format_bytes(a, (uint64_t) gain),
-                                 format_bytes(b, st->ws_before), format_bytes(c, after));
+                        d = emit(k, DECISION_EFFECT, "%s freed %s (%s)", action_kind_to_string(a),
+                                 format_bytes(g, (uint64_t) gain), how);
                 }
                 if (d) {
-                        d->action = measured[i].action;
+                        d->action = a;
                         d->value = gain > 0 ? (uint64_t) gain : 0;
                 }
         }
@@ -437,6 +449,10 @@ static void expire_backoffs(Tick *k) {
         }
 }
 
+static uint64_t page_round(const Engine *e, uint64_t v) {
+        return v == SIZE_UNLIMITED ? v : v - v % e->opts.page_size;
+}
+
 static void resync_high(Tick *k) {
         Engine *e = k->e;
         const Sample *s = k->s;
@@ -444,9 +460,11 @@ static void resync_high(Tick *k) {
 
         if (!(s->has & SAMPLE_HAS_CGROUP))
                 return;
-        if (e->high_initial == SIZE_UNKNOWN)
+        if (!e->initial_known) {
                 e->high_initial = s->memory_high;
-        if (e->opts.simulate || e->high_set == SIZE_UNKNOWN || s->memory_high == e->high_set ||
+                e->initial_known = true;
+        }
+        if (e->opts.simulate || !e->high_known || s->memory_high == e->high_set ||
             k->now - e->high_changed < k->p->settle) {
                 e->high_mismatch = 0;
                 return;
@@ -457,6 +475,7 @@ static void resync_high(Tick *k) {
         emit(k, DECISION_EVENT, "memory.high is %s, not the %s memgov set: changed by someone else, adopted "
              "as the calm value", format_bytes(a, s->memory_high), format_bytes(b, e->high_set));
         e->high_ceiling = s->memory_high;
+        e->ceiling_known = true;
         e->high_set = s->memory_high;
         e->high_changed = k->now;
         e->high_mismatch = 0;
@@ -473,15 +492,17 @@ static void plan_high(Tick *k) {
         if (!(s->has & SAMPLE_HAS_CGROUP) || !p->step[LEVEL_THROTTLE].enabled)
                 return;
 
-        uint64_t cur = e->high_set != SIZE_UNKNOWN ? e->high_set : s->memory_high;
-        uint64_t calm = p->calm_headroom > 0 ? budget - apply_bp(budget, p->calm_headroom) : SIZE_UNKNOWN;
-        uint64_t ceiling = e->high_ceiling != SIZE_UNKNOWN ? MIN(e->high_ceiling, budget) : calm;
+        uint64_t cur = e->high_known ? e->high_set : s->memory_high;
+        /* The calm value: what someone else set (adopted), else the budget minus the headroom,
+         * else (calm-headroom = off) nothing of ours. */
+        bool have_ceiling = e->ceiling_known || p->calm_headroom > 0;
+        uint64_t ceiling = e->ceiling_known ? e->high_ceiling : budget - apply_bp(budget, p->calm_headroom);
         uint64_t next = cur;
         const char *why = NULL;
         char whybuf[160];
 
         if (e->level >= LEVEL_THROTTLE && step_available(k, LEVEL_THROTTLE)) {
-                uint64_t top = ceiling != SIZE_UNKNOWN ? ceiling : budget;
+                uint64_t top = have_ceiling ? MIN(ceiling, budget) : budget;
                 uint64_t floor_b = apply_bp(budget, p->throttle_floor);
                 uint64_t margin = apply_bp(budget, p->throttle_margin);
                 uint64_t want = CLAMP(k->ws + margin, floor_b, top);
@@ -497,7 +518,7 @@ static void plan_high(Tick *k) {
                 } else {
                         if (full < p->full_guard / 2)
                                 e->psi_guard = false;
-                        if (cur > want && (e->high_set == SIZE_UNKNOWN ||
+                        if (cur > want && (!e->high_known ||
                                            k->now - e->high_changed >= p->step[LEVEL_THROTTLE].cooldown)) {
                                 uint64_t step = apply_bp(budget, p->step_down);
                                 /* From "max", start right at the target; after that, lower slowly. */
@@ -513,21 +534,22 @@ static void plan_high(Tick *k) {
                 }
         } else {
                 e->psi_guard = false;
-                if (ceiling != SIZE_UNKNOWN) {
+                if (have_ceiling) {
                         next = ceiling;
-                        if (e->high_ceiling != SIZE_UNKNOWN)
+                        if (e->ceiling_known)
                                 why = "calm: the value set by someone else";
                         else {
                                 snprintf(whybuf, sizeof(whybuf), "calm: budget minus throttle.calm-headroom %s",
                                          format_bp(c, p->calm_headroom));
                                 why = whybuf;
                         }
-                } else if (e->high_set != SIZE_UNKNOWN && e->high_initial != SIZE_UNKNOWN) {
+                } else if (e->high_known && e->initial_known) {
                         next = e->high_initial; /* calm-headroom = off: give back what was there */
                         why = "calm: the value found at start";
                 }
         }
 
+        next = page_round(e, next);
         if (!why || next == cur)
                 return;
         Decision *d = emit(k, DECISION_SET_HIGH, "%s: memory.high %s -> %s (%s)", k->ctx, format_bytes(a, cur),
@@ -537,6 +559,7 @@ static void plan_high(Tick *k) {
                 d->old_value = cur;
         }
         e->high_set = next;
+        e->high_known = true;
         e->high_changed = k->now;
 }
 
@@ -620,7 +643,7 @@ static void act(Tick *k) {
             cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) && recheck(k, LEVEL_RESTART) && restart_allowed(k)) {
                 const Sample *s = k->s;
                 if (p->max_raise > 0 && (s->has & SAMPLE_HAS_CGROUP) && s->memory_max != SIZE_UNLIMITED) {
-                        uint64_t raised = k->budget + apply_bp(k->budget, p->max_raise);
+                        uint64_t raised = page_round(e, k->budget + apply_bp(k->budget, p->max_raise));
                         Decision *d = emit(k, DECISION_SET_MAX,
                                            "raise memory.max %s -> %s while the server stops (restart.max-raise)",
                                            format_bytes(a, s->memory_max), format_bytes(b, raised));
@@ -686,7 +709,7 @@ static void restart_timeout(Tick *k) {
         if (e->opts.simulate) {
                 if (k->now - e->restart_at < k->p->settle)
                         return;
-                emit(k, DECISION_EVENT, "restart taken as done (dry run: nothing was restarted)");
+                emit(k, DECISION_EVENT, "restart taken as done (simulated: no server was restarted)");
         } else {
                 if (k->now - e->restart_at < k->p->stop_timeout)
                         return;

@@ -187,9 +187,7 @@ int parse_smaps_rollup(const char *buf, size_t len, SmapsRollup *ret) {
         line_cursor_init(&c, buf, len);
         while ((r = line_next(&c, &line)) > 0) {
                 if (!header) {
-                        if (!span_strip(line).n || line.n < 8 ||
-                            !(line.n >= STRLEN("[rollup]") &&
-                              memcmp(line.p + line.n - STRLEN("[rollup]"), "[rollup]", STRLEN("[rollup]")) == 0))
+                        if (!span_endswith(span_strip(line), "[rollup]"))
                                 return -EBADMSG;
                         header = true;
                         continue;
@@ -308,8 +306,7 @@ static bool is_glibc_libc(Span base) {
         /* "libc.so.6" (glibc >= 2.34) or "libc-2.31.so" (older). */
         if (span_eq(base, "libc.so.6"))
                 return true;
-        return span_startswith(base, "libc-2.") && base.n > 3 &&
-               memcmp(base.p + base.n - 3, ".so", 3) == 0;
+        return span_startswith(base, "libc-2.") && span_endswith(base, ".so");
 }
 
 static bool span_contains(Span s, const char *needle) {
@@ -372,8 +369,7 @@ int parse_proc_maps(const char *buf, size_t len, ProcMaps *ret) {
 
                 Span path = span_strip(rest);
                 bool deleted = false;
-                if (path.n > STRLEN(" (deleted)") &&
-                    memcmp(path.p + path.n - STRLEN(" (deleted)"), " (deleted)", STRLEN(" (deleted)")) == 0) {
+                if (path.n > STRLEN(" (deleted)") && span_endswith(path, " (deleted)")) {
                         path.n -= STRLEN(" (deleted)");
                         deleted = true;
                 }

@@ -334,6 +334,7 @@ typedef struct ParseCtx {
         unsigned lineno;
         char section[64];
         bool section_known;
+        bool section_broken; /* after a malformed header: its keys are not reported one by one */
         unsigned key_line[N_KEYS];
         unsigned errors;
         policy_report_t report;
@@ -417,9 +418,11 @@ static char *policy_reader(char *str, int num, void *stream) {
                 if (line[n - 1] != ']' || n < 3) {
                         report(c, c->lineno, "malformed section header (expected [section])");
                         c->section_known = false;
+                        c->section_broken = true;
                         c->section[0] = '\0';
                         return str;
                 }
+                c->section_broken = false;
                 size_t sn = n - 2;
                 if (sn >= sizeof(c->section))
                         sn = sizeof(c->section) - 1;
@@ -447,9 +450,14 @@ static char *policy_reader(char *str, int num, void *stream) {
                        (int) MIN(n, 80), line);
                 return str;
         }
+        if (c->section_broken)
+                return str;
         if (c->section[0] == '\0') {
+                size_t kn = (size_t) (eq - line);
+                while (kn > 0 && (line[kn - 1] == ' ' || line[kn - 1] == '\t'))
+                        kn--;
                 report(c, c->lineno, "'%.*s': setting outside any section (expected a [section] line first)",
-                       (int) MIN((size_t) (eq - line), 80), line);
+                       (int) MIN(kn, 80), line);
                 return str;
         }
         memcpy(str, line, n);
@@ -776,12 +784,6 @@ static void validate(Validator *v) {
                 conflict(v, "trend.points", "trend.min-points",
                          "trend.min-points: %u is more than trend.points = %u (expected at most "
                          "trend.points)", p->trend_min_points, p->trend_points);
-
-        if (p->trend_window / p->trend_points < 100 * USEC_PER_MSEC)
-                conflict(v, "trend.points", "trend.window",
-                         "trend.window: %s split into %u points is less than 100ms a point "
-                         "(expected a longer window or fewer points)",
-                         format_timespan(t1, p->trend_window), p->trend_points);
 
         if (p->fast_interval > p->interval)
                 conflict(v, "sampling.interval", "sampling.fast-interval",

@@ -65,12 +65,16 @@ static const TraceColumn columns[] = {
         C("host_total", T_U64, host_total, SAMPLE_HAS_HOST, true),
         C("ws", T_U64, ws, SAMPLE_HAS_WS, true),
         C("failed", T_FAILED, failed, 0, false),
+        C("trim_freed", T_U64, trim_freed, 0, false),
+        C("reset_freed", T_U64, reset_freed, 0, false),
 };
 
 #define N_COLUMNS ELEMENTSOF(columns)
 /* Indexes into columns[] the reader needs by position (checked by the unit tests). */
 #define COL_MEMORY_HIGH 4
 #define COL_PSI_FULL_AVG10 21
+#define COL_TRIM_FREED 34
+#define COL_RESET_FREED 35
 
 _printf_(2, 3) static int fail(TraceReader *r, const char *fmt, ...) {
         va_list ap;
@@ -135,6 +139,10 @@ int trace_format_row(const Sample *s, char *buf, size_t size) {
                 const void *f = (const char *) s + c->offset;
                 char v[96] = "";
                 bool present = c->group == 0 || (s->has & c->group);
+                if (i == COL_TRIM_FREED)
+                        present = s->reported & (1u << ACTION_TRIM);
+                else if (i == COL_RESET_FREED)
+                        present = s->reported & (1u << ACTION_RESET);
 
                 if (c->offset >= offsetof(Sample, psi.full) && c->offset < offsetof(Sample, psi.full) + sizeof(PsiLine))
                         present = present && s->psi.has_full;
@@ -433,7 +441,8 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
                                 continue;
                         if (present[c]) {
                                 any++;
-                                given = columns[c].name;
+                                if (!given)
+                                        given = columns[c].name;
                         }
                         if (!columns[c].required)
                                 continue;
@@ -448,6 +457,10 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
                 else if (any > 0)
                         return fail(r, "%s is set but %s is empty (expected both or neither)", given, missing);
         }
+        if (present[COL_TRIM_FREED])
+                s.reported |= 1u << ACTION_TRIM;
+        if (present[COL_RESET_FREED])
+                s.reported |= 1u << ACTION_RESET;
         if ((s.has & SAMPLE_HAS_CGROUP) && !present[COL_MEMORY_HIGH])
                 s.memory_high = SIZE_UNLIMITED;
         s.psi.has_full = present[COL_PSI_FULL_AVG10];
@@ -585,6 +598,12 @@ int trace_reader_line(TraceReader *r, const char *line, size_t len, Sample *ret)
                         if (span_eq(fields[i], "mono_us"))
                                 return setup_memgov(r, fields, n) < 0 ? -EBADMSG : 0;
                 bool header = n >= 2 && !looks_numeric(fields[n - 1]);
+                /* "date time rss_mb": the rows' date and time are one field, so are the names. */
+                if (header && r->sep == ' ' && n == 3 && !r->column) {
+                        fields[0].n = (size_t) (fields[1].p + fields[1].n - fields[0].p);
+                        fields[1] = fields[2];
+                        n = 2;
+                }
                 if (setup_plain(r, fields, n, header) < 0)
                         return -EBADMSG;
                 if (header)

@@ -63,40 +63,66 @@ static const TrendPoint *point_at(const Trend *t, unsigned i) {
         return &t->ring[(t->head + i) % TREND_MAX_POINTS];
 }
 
-static void estimate(Trend *t) {
-        const TrendPoint *newest = point_at(t, t->count - 1);
+/* Theil-Sen over the pairs the filter accepts: the median of their slopes, bytes per second. */
+static bool median_slope(Trend *t, const TrendPoint *const *pts, unsigned n, bool same_segment, double *ret) {
         size_t n_pairs = 0;
-        unsigned first = 0;
 
-        /* Points older than the window no longer count (gaps leave old points in the ring). */
-        while (first < t->count && newest->t - point_at(t, first)->t > t->window)
-                first++;
-        t->used = t->count - first;
-        t->valid = false;
-        if (t->used < t->min_points)
-                return;
-
-        for (unsigned i = first; i < t->count; i++) {
-                const TrendPoint *a = point_at(t, i);
-                for (unsigned j = i + 1; j < t->count; j++) {
-                        const TrendPoint *b = point_at(t, j);
-                        if (b->segment != a->segment || b->t <= a->t)
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned j = i + 1; j < n; j++) {
+                        const TrendPoint *a = pts[i], *b = pts[j];
+                        if ((same_segment && b->segment != a->segment) || b->t <= a->t)
                                 continue;
                         t->scratch[n_pairs++] = ((double) b->v - (double) a->v) /
                                                 ((double) (b->t - a->t) / (double) USEC_PER_SEC);
                 }
-        }
         if (n_pairs == 0)
+                return false;
+        /* For an even count, the mean of the two middle slopes. */
+        double m = select_double(t->scratch, n_pairs, n_pairs / 2);
+        if (n_pairs % 2 == 0)
+                m = (m + select_double(t->scratch, n_pairs, n_pairs / 2 - 1)) / 2.0;
+        *ret = m;
+        return true;
+}
+
+static void estimate(Trend *t) {
+        const TrendPoint *newest = point_at(t, t->count - 1);
+        const TrendPoint *pts[TREND_MAX_POINTS], *peaks[TREND_MAX_POINTS];
+        unsigned first = 0, n = 0, n_peaks = 0;
+
+        /* Points older than the window no longer count (gaps leave old points in the ring). */
+        while (first < t->count && newest->t - point_at(t, first)->t > t->window)
+                first++;
+        for (unsigned i = first; i < t->count; i++)
+                pts[n++] = point_at(t, i);
+        t->used = n;
+        t->valid = false;
+        if (n < t->min_points)
                 return;
 
-        /* Median; for an even count, the mean of the two middle slopes. */
-        double m = select_double(t->scratch, n_pairs, n_pairs / 2);
-        if (n_pairs % 2 == 0) {
-                double lower = select_double(t->scratch, n_pairs, n_pairs / 2 - 1);
-                m = (m + lower) / 2.0;
-        }
-        t->slope = m;
+        /* The growth rate between drops. */
+        if (!median_slope(t, pts, n, true, &t->growth))
+                return;
+        t->slope = t->growth;
         t->valid = true;
+
+        /* With drops in the window (trims that work, resets), what decides an OOM is whether the
+         * peaks still climb: the slope of each segment's highest point. */
+        for (unsigned i = 0; i < n; i++) {
+                if (n_peaks > 0 && peaks[n_peaks - 1]->segment == pts[i]->segment) {
+                        if (pts[i]->v >= peaks[n_peaks - 1]->v)
+                                peaks[n_peaks - 1] = pts[i];
+                } else
+                        peaks[n_peaks++] = pts[i];
+        }
+        t->segments = n_peaks;
+        /* The segment still growing has not reached its peak: it counts only once it is above
+         * the last finished one (the envelope is climbing already). Until two peaks are known,
+         * the growth rate stands: after one drop, nothing says the next will come. */
+        if (n_peaks >= 2 && peaks[n_peaks - 1]->v < peaks[n_peaks - 2]->v)
+                n_peaks--;
+        if (n_peaks >= 2)
+                (void) median_slope(t, peaks, n_peaks, false, &t->slope);
 }
 
 static void finish_bucket(Trend *t, uint64_t drop) {

@@ -1,0 +1,675 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+
+#include "test-util.h"
+
+#include "memgov/engine.h"
+#include "memgov/units.h"
+
+#define MB (1ULL << 20)
+#define GB (1ULL << 30)
+#define SEC USEC_PER_SEC
+#define BUDGET (10 * GB)
+/* memory.high and memory.max are kept in pages. */
+#define PAGE_DOWN(x) ((x) - (x) % 4096)
+#define CALM PAGE_DOWN(BUDGET - apply_bp(BUDGET, 300))
+
+/* Drives the engine the way the daemon and replay do: one sample per tick. */
+typedef struct Sim {
+        Policy p;
+        Engine e;
+        Sample s;
+        usec_t now;
+        EngineOutput out;
+        Decision log[4096];
+        usec_t at[4096];
+        unsigned n;
+} Sim;
+
+static Sim *sim_new(bool simulate) {
+        Sim *sim = calloc(1, sizeof(Sim));
+        assert_non_null(sim);
+        assert_int_equal(policy_load_default(&sim->p), 0);
+        sim->now = 1000 * SEC;
+        sim->s = (Sample) {
+                .has = SAMPLE_HAS_WALL | SAMPLE_HAS_CGROUP | SAMPLE_HAS_EVENTS | SAMPLE_HAS_PSI | SAMPLE_HAS_PROCESS |
+                       SAMPLE_HAS_UPTIME,
+                /* Monday 2026-08-10 12:00:00 UTC */
+                .wall = 1786363200ULL * SEC,
+                .memory_current = 5 * GB,
+                .memory_high = SIZE_UNLIMITED,
+                .memory_max = BUDGET,
+                .psi = { .has_full = true },
+                .pid = 100,
+                .uptime = 10 * USEC_PER_DAY,
+        };
+        EngineOptions o = { .simulate = simulate };
+        engine_init(&sim->e, &sim->p, &o);
+        return sim;
+}
+
+/* Re-initialise after changing sim->p. */
+static void sim_policy_changed(Sim *sim) {
+        assert_int_equal(policy_validate(&sim->p, "test", NULL, NULL), 0);
+        EngineOptions o = sim->e.opts;
+        engine_init(&sim->e, &sim->p, &o);
+}
+
+static void sim_tick(Sim *sim, usec_t dt) {
+        sim->now += dt;
+        sim->s.wall += dt;
+        if (sim->s.has & SAMPLE_HAS_UPTIME)
+                sim->s.uptime += dt;
+        sim->s.mono = sim->now;
+        engine_step(&sim->e, &sim->p, &sim->s, sim->now, &sim->out);
+        for (unsigned i = 0; i < sim->out.n_decisions && sim->n < ELEMENTSOF(sim->log); i++) {
+                sim->log[sim->n] = sim->out.decisions[i];
+                sim->at[sim->n] = sim->now;
+                sim->n++;
+        }
+        sim->s.failed = 0;
+        sim->s.reported = 0;
+        /* Live: the writes land, as the actuators would make them; dry-run: nothing changes. */
+        if (!sim->e.opts.simulate)
+                for (unsigned i = 0; i < sim->out.n_decisions; i++) {
+                        const Decision *d = &sim->out.decisions[i];
+                        if (d->kind == DECISION_SET_HIGH)
+                                sim->s.memory_high = d->value;
+                        else if (d->kind == DECISION_SET_MAX)
+                                sim->s.memory_max = d->value;
+                }
+}
+
+static void sim_run(Sim *sim, usec_t duration, usec_t step) {
+        for (usec_t t = 0; t < duration; t += step)
+                sim_tick(sim, step);
+}
+
+static void set_ws(Sim *sim, uint64_t ws) {
+        sim->s.memory_current = ws;
+        sim->s.inactive_file = 0;
+}
+
+static unsigned count(const Sim *sim, DecisionKind k, unsigned from) {
+        unsigned c = 0;
+        for (unsigned i = from; i < sim->n; i++)
+                if (sim->log[i].kind == k)
+                        c++;
+        return c;
+}
+
+static const Decision *find(const Sim *sim, DecisionKind k, unsigned from) {
+        for (unsigned i = from; i < sim->n; i++)
+                if (sim->log[i].kind == k)
+                        return &sim->log[i];
+        return NULL;
+}
+
+static const Decision *find_text(const Sim *sim, DecisionKind k, const char *text, unsigned from) {
+        for (unsigned i = from; i < sim->n; i++)
+                if (sim->log[i].kind == k && strstr(sim->log[i].reason, text))
+                        return &sim->log[i];
+        return NULL;
+}
+
+static void dump(const Sim *sim) {
+        for (unsigned i = 0; i < sim->n; i++)
+                fprintf(stderr, "  %6" PRIu64 "s %-12s %s\n", sim->at[i] / SEC, decision_kind_to_string(sim->log[i].kind),
+                        sim->log[i].reason);
+}
+
+#define expect(cond)                                   \
+        do {                                           \
+                if (!(cond)) {                         \
+                        dump(sim);                     \
+                        fail_msg("expected: %s", #cond); \
+                }                                      \
+        } while (0)
+
+/* What holds in every run: ladder actions settle before the next one (unless the ETA is an
+ * emergency), at most one rung per tick, trims and resets respect their cooldowns. */
+static void check_invariants(const Sim *sim) {
+        usec_t last_action = 0, last_of[_DECISION_KIND_MAX] = {};
+        usec_t last_level_tick = 0;
+        for (unsigned i = 0; i < sim->n; i++) {
+                const Decision *d = &sim->log[i];
+                bool ladder = d->kind == DECISION_TRIM || d->kind == DECISION_RESET || d->kind == DECISION_RESTART;
+                if (ladder) {
+                        if (last_action && !d->emergency && sim->at[i] - last_action < sim->p.settle) {
+                                dump(sim);
+                                fail_msg("two actions %" PRIu64 "us apart, under settle", sim->at[i] - last_action);
+                        }
+                        Level l = d->kind == DECISION_TRIM ? LEVEL_TRIM : d->kind == DECISION_RESET ? LEVEL_RESET : LEVEL_RESTART;
+                        if (last_of[d->kind] && sim->at[i] - last_of[d->kind] < sim->p.step[l].cooldown) {
+                                dump(sim);
+                                fail_msg("%s repeated within its cooldown", decision_kind_to_string(d->kind));
+                        }
+                        last_action = last_of[d->kind] = sim->at[i];
+                }
+                if (d->kind == DECISION_LEVEL) {
+                        if (last_level_tick == sim->at[i]) {
+                                dump(sim);
+                                fail_msg("two rungs in one tick");
+                        }
+                        last_level_tick = sim->at[i];
+                }
+        }
+}
+
+static void test_calm(void **state) {
+        Sim *sim = sim_new(false);
+        set_ws(sim, 5 * GB);
+        sim_run(sim, 600 * SEC, 5 * SEC);
+        /* The only decision: memory.high to its calm value, the budget minus 3 %. */
+        expect(sim->n == 1);
+        expect(sim->log[0].kind == DECISION_SET_HIGH);
+        expect(sim->log[0].value == CALM);
+        expect(sim->log[0].value % 4096 == 0);
+        expect(sim->log[0].old_value == SIZE_UNLIMITED);
+        expect(sim->e.level == LEVEL_NORMAL);
+        expect(sim->out.next_sample == 5 * SEC);
+        expect(strstr(sim->out.decisions[0].reason, "") != NULL);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_trim_on_threshold_and_cooldown(void **state) {
+        Sim *sim = sim_new(true);
+        set_ws(sim, 5 * GB);
+        sim_run(sim, 60 * SEC, 1 * SEC);
+        unsigned mark = sim->n;
+
+        set_ws(sim, 8 * GB); /* 80 % >= trim.at 75 % */
+        sim_tick(sim, SEC);
+        const Decision *l = find(sim, DECISION_LEVEL, mark), *t = find(sim, DECISION_TRIM, mark);
+        expect(l && l->from == LEVEL_NORMAL && l->level == LEVEL_TRIM);
+        expect(strstr(l->reason, "at or above trim.at 75%"));
+        expect(strstr(l->reason, "working set 8G = 80% of 10G budget"));
+        expect(t && t->trim_method == TRIM_AUTO);
+        expect(sim->out.next_sample == 1 * SEC);
+
+        /* The trim worked: the injector measured 512M given back, and the next sample shows it. */
+        sim->s.reported = 1u << ACTION_TRIM;
+        sim->s.trim_freed = 512 * MB;
+        set_ws(sim, 7 * GB + 512 * MB);
+        sim_tick(sim, SEC);
+        const Decision *eff = find(sim, DECISION_EFFECT, mark);
+        expect(eff && eff->action == ACTION_TRIM && eff->value == 512 * MB);
+        expect(strstr(eff->reason, "trim freed 512M (as measured by the trim)"));
+        expect(!sim->e.act[ACTION_TRIM].spent);
+        sim_run(sim, 20 * SEC, SEC);
+        /* Still above trim.at - hysteresis: stays at trim, but no second trim before the 10m cooldown. */
+        sim_run(sim, 9 * 60 * SEC, 5 * SEC);
+        expect(count(sim, DECISION_TRIM, mark) == 1);
+        sim_run(sim, 70 * SEC, 5 * SEC);
+        expect(count(sim, DECISION_TRIM, mark) == 2);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_effect_from_working_set(void **state) {
+        Sim *sim = sim_new(true);
+        /* A rise to just under 75 % over a minute, one more step over it (a trim), then the
+         * working set falls by about 500M. */
+        for (unsigned i = 0; i < 60; i++) {
+                set_ws(sim, 7 * GB + (uint64_t) i * (GB / 2 / 60));
+                sim_tick(sim, SEC);
+        }
+        unsigned mark = sim->n;
+        set_ws(sim, 7 * GB + 600 * MB);
+        sim_tick(sim, SEC);
+        expect(find(sim, DECISION_TRIM, mark));
+        set_ws(sim, 7 * GB);
+        sim_run(sim, 20 * SEC, SEC);
+        const Decision *eff = find(sim, DECISION_EFFECT, mark);
+        /* Measured on medians: the level before was 7.49G (not the 7.6G of the last sample). */
+        expect(eff && eff->value > 450 * MB && eff->value < 550 * MB);
+        expect(strstr(eff->reason, "working set 7.5G -> 7G"));
+
+        /* A spike at the decision is not mistaken for the level: no phantom gain. */
+        check_invariants(sim);
+        free(sim);
+        sim = sim_new(true);
+        set_ws(sim, 7 * GB);
+        sim_run(sim, 30 * SEC, SEC);
+        set_ws(sim, 7 * GB + 700 * MB);
+        sim_tick(sim, SEC); /* one sample at 77 %: trim */
+        expect(find(sim, DECISION_TRIM, 0));
+        set_ws(sim, 7 * GB);
+        sim_run(sim, 20 * SEC, SEC);
+        eff = find(sim, DECISION_EFFECT, 0);
+        expect(eff && eff->value == 0 && strstr(eff->reason, "trim freed nothing"));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_hysteresis(void **state) {
+        Sim *sim = sim_new(true);
+        set_ws(sim, 8 * GB);
+        sim_run(sim, 30 * SEC, SEC);
+        expect(sim->e.level == LEVEL_TRIM);
+        /* 72 %: below trim.at but within the 5 % hysteresis: stays. */
+        set_ws(sim, 7 * GB + 200 * MB);
+        sim_run(sim, 120 * SEC, SEC);
+        expect(sim->e.level == LEVEL_TRIM);
+        /* 69 %: leaves. */
+        set_ws(sim, 6 * GB + 900 * MB);
+        sim_run(sim, 30 * SEC, SEC);
+        expect(sim->e.level == LEVEL_NORMAL);
+        expect(find_text(sim, DECISION_LEVEL, "trim -> normal (trim no longer called for)", 0));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_eta_trigger(void **state) {
+        Sim *sim = sim_new(true);
+        /* 50 % and rising 1G/h: 5h to the budget, under trim.eta 6h, while far below trim.at. */
+        uint64_t ws = 4 * GB;
+        for (unsigned i = 0; i < 3600; i++) {
+                set_ws(sim, ws + (uint64_t) i * (GB / 3600));
+                sim_tick(sim, SEC);
+        }
+        const Decision *l = find(sim, DECISION_LEVEL, 0);
+        expect(l && l->level == LEVEL_TRIM);
+        expect(strstr(l->reason, "OOM ETA under trim.eta 6h"));
+        expect(strstr(l->reason, "rising 1G/h"));
+        expect(find(sim, DECISION_TRIM, 0));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_one_rung_per_tick_and_settle(void **state) {
+        Sim *sim = sim_new(true);
+        set_ws(sim, 5 * GB);
+        sim_run(sim, 10 * SEC, SEC);
+        unsigned mark = sim->n;
+
+        /* 93 % at once, flat: trim first, then each rung only once the last action settled. */
+        set_ws(sim, 9 * GB + 300 * MB);
+        sim_tick(sim, SEC);
+        usec_t t0 = sim->now;
+        sim_run(sim, 120 * SEC, SEC);
+        Level seen[8];
+        usec_t when[8];
+        unsigned n = 0;
+        for (unsigned i = mark; i < sim->n && n < 8; i++)
+                if (sim->log[i].kind == DECISION_LEVEL && sim->log[i].level > sim->log[i].from) {
+                        seen[n] = sim->log[i].level;
+                        when[n++] = sim->at[i];
+                }
+        expect(n == 3);
+        expect(seen[0] == LEVEL_TRIM && when[0] == t0);
+        expect(seen[1] == LEVEL_THROTTLE && when[1] >= t0 + 15 * SEC);
+        expect(seen[2] == LEVEL_RESET);
+        expect(find(sim, DECISION_RESET, mark));
+        /* memory.high came down toward working set + 2 %, from the calm value, 1 % per 5s. */
+        const Decision *h = find_text(sim, DECISION_SET_HIGH, "throttle", mark);
+        expect(h && h->value < h->old_value);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_ineffective_trim_escalates_to_throttle(void **state) {
+        Sim *sim = sim_new(true);
+        /* 80 % and rising slowly (ETA ~ 20h): trim frees nothing, throttle is next. */
+        uint64_t ws = 8 * GB;
+        for (unsigned i = 0; i < 400; i++) {
+                set_ws(sim, ws + (uint64_t) i * (MB / 36));
+                sim_tick(sim, SEC);
+        }
+        const Decision *e = find(sim, DECISION_EFFECT, 0);
+        expect(e && e->action == ACTION_TRIM && strstr(e->reason, "under trim.min-gain 64M"));
+        const Decision *l = find_text(sim, DECISION_LEVEL, "trim -> throttle", 0);
+        expect(l && strstr(l->reason, "trim is not helping and the working set still rises"));
+        expect(sim->e.level == LEVEL_THROTTLE);
+        /* But reset is destructive and only comes on its own thresholds. */
+        expect(!find(sim, DECISION_RESET, 0));
+        expect(count(sim, DECISION_TRIM, 0) == 1);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_throttle_planner(void **state) {
+        Sim *sim = sim_new(false);
+        set_ws(sim, 9 * GB); /* 90 % */
+        sim_run(sim, 60 * SEC, SEC);
+        expect(sim->e.level >= LEVEL_THROTTLE);
+
+        /* Lowered from the calm value by at most 1 % of the budget per 5 s cooldown, to the
+         * working set + 2 %, never lower. */
+        uint64_t want = PAGE_DOWN(9 * GB + apply_bp(BUDGET, 200));
+        uint64_t prev = SIZE_UNLIMITED;
+        usec_t prev_t = 0;
+        unsigned steps = 0;
+        for (unsigned i = 0; i < sim->n; i++) {
+                if (sim->log[i].kind != DECISION_SET_HIGH || !strstr(sim->log[i].reason, "throttle"))
+                        continue;
+                if (prev != SIZE_UNLIMITED) {
+                        expect(prev - sim->log[i].value <= apply_bp(BUDGET, 100) + 4096);
+                        expect(sim->at[i] - prev_t >= 5 * SEC);
+                }
+                expect(sim->log[i].value >= want);
+                prev = sim->log[i].value;
+                prev_t = sim->at[i];
+                steps++;
+        }
+        expect(steps >= 1);
+        expect(sim->e.high_set == want);
+
+        /* The server stalls on memory.high: PSI full over the guard raises it at once. */
+        unsigned mark = sim->n;
+        sim->s.memory_high = sim->e.high_set;
+        sim->s.psi.full.avg10 = 3500;
+        sim_tick(sim, SEC);
+        const Decision *g = find_text(sim, DECISION_SET_HIGH, "PSI full avg10 35% >= throttle.full-guard 20%", mark);
+        expect(g && g->value == PAGE_DOWN(want + apply_bp(BUDGET, 200)));
+        expect(sim->e.psi_guard);
+        sim->s.memory_high = sim->e.high_set;
+        sim->s.psi.full.avg10 = 0;
+
+        /* Calm again: memory.high goes straight back to the calm value (raise fast). */
+        mark = sim->n;
+        set_ws(sim, 5 * GB);
+        sim_run(sim, 120 * SEC, SEC);
+        expect(sim->e.level == LEVEL_NORMAL);
+        const Decision *c = find_text(sim, DECISION_SET_HIGH, "calm", mark);
+        expect(c && c->value == CALM);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_foreign_memory_high_adopted(void **state) {
+        Sim *sim = sim_new(false);
+        set_ws(sim, 5 * GB);
+        sim_tick(sim, SEC);
+        uint64_t calm = sim->e.high_set;
+        sim->s.memory_high = calm;
+        sim_run(sim, 30 * SEC, SEC);
+        /* An operator sets 8G: noticed twice after settle, adopted, never fought. */
+        unsigned mark = sim->n;
+        sim->s.memory_high = 8 * GB;
+        sim_run(sim, 60 * SEC, SEC);
+        const Decision *ev = find_text(sim, DECISION_EVENT, "changed by someone else", mark);
+        expect(ev && strstr(ev->reason, "memory.high is 8G, not the 9.7G memgov set"));
+        expect(count(sim, DECISION_SET_HIGH, mark) == 0);
+        expect(sim->e.high_set == 8 * GB);
+        check_invariants(sim);
+        free(sim);
+
+        /* In dry-run the sample never shows our writes: nothing is taken for a foreign change. */
+        sim = sim_new(true);
+        set_ws(sim, 5 * GB);
+        sim_run(sim, 120 * SEC, SEC);
+        expect(count(sim, DECISION_EVENT, 0) == 0);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void ramp_to_restart(Sim *sim) {
+        set_ws(sim, 9 * GB + 700 * MB); /* 97 % */
+        sim_run(sim, 120 * SEC, SEC);
+}
+
+static void test_restart_and_max_raise(void **state) {
+        Sim *sim = sim_new(false);
+        ramp_to_restart(sim);
+        const Decision *r = find(sim, DECISION_RESTART, 0);
+        expect(r && strstr(r->reason, "graceful restart (1 of at most 1 in 24h)"));
+        const Decision *m = find(sim, DECISION_SET_MAX, 0);
+        expect(m && m->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)) && m->old_value == BUDGET);
+        /* The raise comes before the restart, in the same tick. */
+        expect(m < r);
+        expect(sim->e.restart_pending);
+
+        /* A new server process: the restart is done and memory.max goes back. */
+        unsigned mark = sim->n;
+        expect(sim->s.memory_max == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)));
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 2 * GB);
+        sim_tick(sim, SEC);
+        expect(find_text(sim, DECISION_EVENT, "graceful restart done (server pid 100 -> 200)", mark));
+        const Decision *back = find(sim, DECISION_SET_MAX, mark);
+        expect(back && back->value == BUDGET);
+        expect(!sim->e.restart_pending);
+        /* Budget stayed 10G while memory.max was raised. */
+        expect(sim->out.budget == BUDGET);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_restart_guard_rails(void **state) {
+        /* At most one a day. */
+        Sim *sim = sim_new(true);
+        ramp_to_restart(sim);
+        expect(count(sim, DECISION_RESTART, 0) == 1);
+        sim->s.pid = 300;
+        sim->s.uptime = 2 * USEC_PER_HOUR; /* past min-uptime */
+        sim_run(sim, 2 * USEC_PER_HOUR, 10 * SEC);
+        expect(count(sim, DECISION_RESTART, 0) == 1);
+        const Decision *h = find_text(sim, DECISION_HOLD, "restart.max-per-day 1", 0);
+        expect(h && h->action == ACTION_RESTART);
+        /* Shown once, not on every tick. */
+        expect(count(sim, DECISION_HOLD, 0) <= 3);
+        /* A day later, allowed again. */
+        sim_run(sim, USEC_PER_DAY, 60 * SEC);
+        expect(count(sim, DECISION_RESTART, 0) == 2);
+        check_invariants(sim);
+        free(sim);
+
+        /* Minimum uptime. */
+        sim = sim_new(true);
+        sim->s.uptime = 10 * USEC_PER_MINUTE;
+        ramp_to_restart(sim);
+        expect(count(sim, DECISION_RESTART, 0) == 0);
+        expect(find_text(sim, DECISION_HOLD, "only (restart.min-uptime 1h)", 0));
+        check_invariants(sim);
+        free(sim);
+
+        /* Restarts remembered from before a governor restart count. */
+        sim = sim_new(true);
+        usec_t earlier = sim->s.wall - 3 * USEC_PER_HOUR;
+        engine_restore_restarts(&sim->e, &earlier, 1);
+        ramp_to_restart(sim);
+        expect(count(sim, DECISION_RESTART, 0) == 0);
+        expect(find_text(sim, DECISION_HOLD, "1 restart(s) in the last 24h", 0));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_restart_windows_and_emergency(void **state) {
+        Sim *sim = sim_new(true);
+        unsigned n;
+        /* Monday 12:00 is outside "Sat..Sun 02:00-06:00". */
+        assert_int_equal(parse_windows("Sat..Sun 02:00-06:00", sim->p.windows, POLICY_MAX_WINDOWS, &n), 0);
+        sim->p.n_windows = n;
+        sim_policy_changed(sim);
+        ramp_to_restart(sim);
+        expect(count(sim, DECISION_RESTART, 0) == 0);
+        expect(find_text(sim, DECISION_HOLD, "outside restart.windows", 0));
+
+        /* The ETA falls under emergency-eta (10m): the window no longer holds it back. */
+        uint64_t ws = 9 * GB + 700 * MB;
+        for (unsigned i = 0; i < 900 && !find(sim, DECISION_RESTART, 0); i++) {
+                ws += 1 * MB; /* 3.5G/h: 300M left -> ~5 min */
+                set_ws(sim, ws);
+                sim_tick(sim, SEC);
+        }
+        const Decision *r = find(sim, DECISION_RESTART, 0);
+        expect(r && r->emergency && strstr(r->reason, "emergency: outside the windows"));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_reset_recheck_and_params(void **state) {
+        Sim *sim = sim_new(true);
+        sim->p.reset_in_trx = IN_TRX_EMERGENCY;
+        sim_policy_changed(sim);
+        set_ws(sim, 9 * GB + 300 * MB); /* 93 % */
+        sim_run(sim, 60 * SEC, SEC);
+        const Decision *r = find(sim, DECISION_RESET, 0);
+        expect(r && r->reset_max == 4 && r->reset_min_memory == 64 * MB && r->reset_min_idle == 30 * SEC);
+        expect(!r->reset_in_trx); /* not an emergency */
+        expect(strstr(r->reason, "reset up to 4 session(s) holding at least 64M"));
+
+        /* Level stays at reset through hysteresis, but the working set fell under reset.at:
+         * the destructive step is not taken on the stale level. */
+        unsigned mark = sim->n;
+        set_ws(sim, 9 * GB); /* 90 % */
+        sim_run(sim, 10 * 60 * SEC, 5 * SEC);
+        expect(sim->e.level == LEVEL_RESET);
+        expect(count(sim, DECISION_RESET, mark) == 0);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_failures(void **state) {
+        Sim *sim = sim_new(true);
+        set_ws(sim, 8 * GB);
+        sim_tick(sim, SEC);
+        expect(find(sim, DECISION_TRIM, 0));
+        /* The actuator reports through the next sample that the trim failed. */
+        sim->s.failed = 1u << ACTION_TRIM;
+        sim_tick(sim, SEC);
+        const Decision *e = find_text(sim, DECISION_EFFECT, "trim failed: not tried again for 1h", 0);
+        expect(e && e->action == ACTION_TRIM);
+        expect(sim->e.act[ACTION_TRIM].spent);
+        /* No measurement of an action that failed. */
+        sim_run(sim, 60 * SEC, SEC);
+        expect(!find_text(sim, DECISION_EFFECT, "trim freed", 0));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_oom_kill_event(void **state) {
+        Sim *sim = sim_new(true);
+        sim_tick(sim, SEC);
+        sim->s.events.oom_kill = 1;
+        sim->s.events.oom = 1;
+        sim_tick(sim, SEC);
+        const Decision *e = find(sim, DECISION_EVENT, 0);
+        expect(e && strstr(e->reason, "the kernel OOM killer killed 1 process(es) in the cgroup (memory.events oom_kill 0 -> 1)"));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_server_restart_not_by_us(void **state) {
+        Sim *sim = sim_new(true);
+        sim_tick(sim, SEC);
+        sim->s.pid = 555;
+        sim->s.uptime = SEC;
+        sim_tick(sim, SEC);
+        expect(find_text(sim, DECISION_EVENT, "the server restarted (pid 100 -> 555), not by memgov", 0));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_no_cgroup(void **state) {
+        Sim *sim = sim_new(true);
+        sim->s.has = SAMPLE_HAS_PROCESS | SAMPLE_HAS_HOST;
+        sim->s.host_total = 16 * GB;
+        sim->s.rss = 14 * GB; /* budget = host RAM - 1G = 15G: 93 % */
+        sim_run(sim, 120 * SEC, SEC);
+        expect(sim->out.budget == 15 * GB);
+        expect(count(sim, DECISION_SET_HIGH, 0) == 0);
+        expect(find_text(sim, DECISION_HOLD, "throttle skipped: no cgroup v2 memory controller", 0));
+        /* Throttle is skipped: trim, then reset on its own threshold. */
+        const Decision *l = find_text(sim, DECISION_LEVEL, "trim -> reset", 0);
+        expect(l != NULL);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_no_budget(void **state) {
+        Sim *sim = sim_new(true);
+        sim->s.has = SAMPLE_HAS_WS;
+        sim->s.ws = 5 * GB;
+        sim_run(sim, 30 * SEC, SEC);
+        expect(sim->out.budget == SIZE_UNKNOWN);
+        expect(count(sim, DECISION_HOLD, 0) == 1);
+        expect(strstr(sim->log[0].reason, "no budget"));
+        /* A budget from the policy makes it work. */
+        sim->p.budget_mode = BUDGET_SIZE;
+        sim->p.budget_size = 6 * GB;
+        sim_run(sim, 30 * SEC, SEC);
+        expect(sim->out.budget == 6 * GB);
+        expect(find(sim, DECISION_TRIM, 0)); /* 5G of 6G = 83 % */
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_deterministic(void **state) {
+        Sim *a = sim_new(true), *b = sim_new(true);
+        for (unsigned i = 0; i < 3000; i++) {
+                uint64_t ws = 4 * GB + (uint64_t) i * 2 * MB + (i % 37) * 3 * MB;
+                set_ws(a, ws);
+                set_ws(b, ws);
+                sim_tick(a, SEC);
+                sim_tick(b, SEC);
+        }
+        assert_int_equal(a->n, b->n);
+        assert_true(a->n > 5);
+        for (unsigned i = 0; i < a->n; i++)
+                assert_string_equal(a->log[i].reason, b->log[i].reason);
+        free(a);
+        free(b);
+}
+
+static void test_reload_disables_level(void **state) {
+        Sim *sim = sim_new(true);
+        set_ws(sim, 9 * GB + 300 * MB);
+        sim_run(sim, 120 * SEC, SEC);
+        expect(sim->e.level == LEVEL_RESET);
+        Policy old = sim->p;
+        sim->p.step[LEVEL_RESET].enabled = false;
+        sim->p.step[LEVEL_RESTART].enabled = false;
+        engine_set_policy(&sim->e, &old, &sim->p);
+        expect(sim->e.level == LEVEL_THROTTLE);
+        unsigned mark = sim->n;
+        sim_run(sim, 120 * SEC, SEC);
+        expect(count(sim, DECISION_RESET, mark) == 0);
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_live_restart_timeout(void **state) {
+        Sim *sim = sim_new(false);
+        ramp_to_restart(sim);
+        expect(sim->e.restart_pending);
+        unsigned mark = sim->n;
+        /* No new process within stop-timeout (15m): said once, memory.max restored. */
+        sim_run(sim, 16 * 60 * SEC, 10 * SEC);
+        expect(find_text(sim, DECISION_EVENT, "no new server process within restart.stop-timeout 15m", mark));
+        const Decision *m = find(sim, DECISION_SET_MAX, mark);
+        expect(m && m->value == BUDGET);
+        expect(!sim->e.restart_pending);
+        check_invariants(sim);
+        free(sim);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_calm),
+                cmocka_unit_test(test_trim_on_threshold_and_cooldown),
+                cmocka_unit_test(test_effect_from_working_set),
+                cmocka_unit_test(test_hysteresis),
+                cmocka_unit_test(test_eta_trigger),
+                cmocka_unit_test(test_one_rung_per_tick_and_settle),
+                cmocka_unit_test(test_ineffective_trim_escalates_to_throttle),
+                cmocka_unit_test(test_throttle_planner),
+                cmocka_unit_test(test_foreign_memory_high_adopted),
+                cmocka_unit_test(test_restart_and_max_raise),
+                cmocka_unit_test(test_restart_guard_rails),
+                cmocka_unit_test(test_restart_windows_and_emergency),
+                cmocka_unit_test(test_reset_recheck_and_params),
+                cmocka_unit_test(test_failures),
+                cmocka_unit_test(test_oom_kill_event),
+                cmocka_unit_test(test_server_restart_not_by_us),
+                cmocka_unit_test(test_no_cgroup),
+                cmocka_unit_test(test_no_budget),
+                cmocka_unit_test(test_deterministic),
+                cmocka_unit_test(test_reload_disables_level),
+                cmocka_unit_test(test_live_restart_timeout),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

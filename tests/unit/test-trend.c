@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "test-util.h"
+
+#include <math.h>
+
+#include "memgov/trend.h"
+
+#define MB (1ULL << 20)
+#define GB (1ULL << 30)
+
+/* A deterministic pseudo-random sequence (xorshift), so the tests never depend on the libc. */
+static uint64_t rng_state = 88172645463325252ULL;
+static double noise(void) {
+        rng_state ^= rng_state << 13;
+        rng_state ^= rng_state >> 7;
+        rng_state ^= rng_state << 17;
+        return (double) (rng_state % 2000001) / 1000000.0 - 1.0; /* [-1, 1] */
+}
+
+static Trend *new_trend(usec_t window, unsigned points, unsigned min_points) {
+        Trend *t = malloc(sizeof(Trend));
+        assert_non_null(t);
+        trend_init(t, window, points, min_points);
+        return t;
+}
+
+static double per_hour(const Trend *t) {
+        return t->slope * 3600.0;
+}
+
+static void test_not_valid_until_enough_points(void **state) {
+        Trend *t = new_trend(30 * USEC_PER_MINUTE, 30, 6);
+        /* One point per minute; the sixth completes only when the seventh bucket starts. */
+        for (unsigned i = 0; i <= 6 * 60; i++) {
+                trend_add(t, i * USEC_PER_SEC, 8 * GB + i * MB, 2 * GB / 100);
+                if (i < 6 * 60)
+                        assert_false(trend_valid(t));
+        }
+        assert_true(trend_valid(t));
+        assert_int_equal(trend_eta(t, 8 * GB, 8 * GB), 0);
+        free(t);
+}
+
+static void test_linear(void **state) {
+        Trend *t = new_trend(30 * USEC_PER_MINUTE, 30, 6);
+        /* 850 MB/h, sampled every second for an hour. */
+        double rate = 850.0 * MB / 3600.0;
+        for (unsigned i = 0; i < 3600; i++)
+                trend_add(t, i * USEC_PER_SEC, (uint64_t) (9 * GB + rate * i), 60 * GB / 50);
+        assert_true(trend_valid(t));
+        assert_true(fabs(per_hour(t) - 850.0 * MB) < 0.5 * MB);
+        /* From 31.4G to 60G at 850M/h is about 34h27m. */
+        usec_t eta = trend_eta(t, (uint64_t) (31.4 * GB), 60 * GB);
+        assert_true(eta > 34 * USEC_PER_HOUR && eta < 35 * USEC_PER_HOUR);
+        free(t);
+}
+
+static void test_noise_and_outliers(void **state) {
+        Trend *t = new_trend(30 * USEC_PER_MINUTE, 30, 6);
+        double rate = 900.0 * MB / 3600.0;
+        for (unsigned i = 0; i < 3600; i++) {
+                double v = 9.0 * GB + rate * i + noise() * 200.0 * MB;
+                /* One sample in 50 is a wild spike of +/- 8G. */
+                if (i % 50 == 7)
+                        v += (i % 100 == 7 ? 8.0 : -8.0) * GB;
+                trend_add(t, i * USEC_PER_SEC, (uint64_t) v, 60 * GB / 50);
+        }
+        assert_true(trend_valid(t));
+        /* Within 5 % of the truth despite noise of +/-200M and spikes of 8G. */
+        if (fabs(per_hour(t) - 900.0 * MB) > 45.0 * MB)
+                fail_msg("slope %.0f M/h, expected 900", per_hour(t) / MB);
+        free(t);
+}
+
+static void test_sawtooth_of_trims(void **state) {
+        Trend *t = new_trend(30 * USEC_PER_MINUTE, 30, 6);
+        /* Grows 2G/h and a trim gives back 250M every 10 minutes: the peaks climb 0.5G/h. A fit
+         * through every point would be fooled by the teeth, a fit through the drops too. */
+        double rate = 2.0 * GB / 3600.0;
+        double offset = 0;
+        for (unsigned i = 0; i < 3600; i++) {
+                if (i > 0 && i % 600 == 0)
+                        offset -= 0.25 * GB;
+                trend_add(t, i * USEC_PER_SEC, (uint64_t) (20.0 * GB + rate * i + offset), 100 * MB);
+        }
+        assert_true(trend_valid(t));
+        if (fabs(per_hour(t) - 0.5 * GB) > 0.15 * GB)
+                fail_msg("slope %.2f G/h, expected 0.5", per_hour(t) / GB);
+        if (fabs(t->growth * 3600.0 - 2.0 * GB) > 0.1 * GB)
+                fail_msg("growth %.2f G/h, expected 2", t->growth * 3600.0 / GB);
+        assert_true(t->segments >= 3);
+        free(t);
+
+        /* Trims that give back all that accumulated: the sawtooth is flat, no OOM is coming. */
+        t = new_trend(30 * USEC_PER_MINUTE, 30, 6);
+        for (unsigned i = 0; i < 3600; i++)
+                trend_add(t, i * USEC_PER_SEC, (uint64_t) (20.0 * GB + rate * (i % 600)), 100 * MB);
+        assert_true(trend_valid(t));
+        if (fabs(per_hour(t)) > 0.1 * GB)
+                fail_msg("slope %.2f G/h, expected 0", per_hour(t) / GB);
+        assert_true(trend_eta(t, 20 * GB, 60 * GB) > 100 * USEC_PER_HOUR);
+        free(t);
+}
+
+static void test_flat_and_falling(void **state) {
+        Trend *t = new_trend(10 * USEC_PER_MINUTE, 20, 5);
+        for (unsigned i = 0; i < 1200; i++)
+                trend_add(t, i * USEC_PER_SEC, 30 * GB + (uint64_t) ((noise() + 1) * MB), GB);
+        assert_true(trend_valid(t));
+        assert_true(fabs(per_hour(t)) < 50.0 * MB);
+        free(t);
+
+        t = new_trend(10 * USEC_PER_MINUTE, 20, 5);
+        /* Falling slowly (no step, so no new segment): a negative slope, no ETA. */
+        for (unsigned i = 0; i < 1200; i++)
+                trend_add(t, i * USEC_PER_SEC, 30 * GB - i * 100 * 1024, GB);
+        assert_true(trend_valid(t));
+        assert_true(t->slope < 0);
+        assert_int_equal(trend_eta(t, 29 * GB, 60 * GB), USEC_INFINITY);
+        free(t);
+}
+
+static void test_gaps_and_window(void **state) {
+        Trend *t = new_trend(30 * USEC_PER_MINUTE, 30, 6);
+        /* A log with one line every 5 minutes: most buckets stay empty. */
+        for (unsigned i = 0; i < 24; i++)
+                trend_add(t, i * 5 * USEC_PER_MINUTE, 10 * GB + i * 100 * MB, GB);
+        assert_true(trend_valid(t));
+        assert_true(fabs(per_hour(t) - 1200.0 * MB) < 5.0 * MB);
+        /* Points older than the window do not count, even if the ring has room. */
+        assert_true(t->used <= 7);
+
+        /* After a long gap, the old points have left the window: not valid again until enough
+         * new ones came. */
+        trend_add(t, 10 * USEC_PER_HOUR, 10 * GB, GB);
+        trend_add(t, 10 * USEC_PER_HOUR + 2 * USEC_PER_MINUTE, 10 * GB, GB);
+        assert_false(trend_valid(t));
+        free(t);
+}
+
+static void test_time_backwards_ignored(void **state) {
+        Trend *t = new_trend(10 * USEC_PER_MINUTE, 10, 3);
+        for (unsigned i = 0; i < 600; i++)
+                trend_add(t, i * USEC_PER_SEC, 10 * GB + i * MB, GB);
+        double before = t->slope;
+        trend_add(t, 5 * USEC_PER_SEC, 1, GB);
+        assert_true(t->slope == before);
+        free(t);
+}
+
+static void test_dense_sampling_is_bounded(void **state) {
+        Trend *t = new_trend(10 * USEC_PER_MINUTE, 10, 3);
+        /* 100 samples a second for 11 minutes: every bucket decimates to at most 32 values. */
+        for (unsigned i = 0; i < 66000; i++) {
+                trend_add(t, i * 10 * USEC_PER_MSEC, 10 * GB + (uint64_t) i * 1024, GB);
+                assert_true(t->cur_n <= TREND_BUCKET_VALUES);
+        }
+        assert_true(trend_valid(t));
+        /* 100 KiB/s */
+        assert_true(fabs(t->slope - 102400.0) < 2000.0);
+        free(t);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_not_valid_until_enough_points),
+                cmocka_unit_test(test_linear),
+                cmocka_unit_test(test_noise_and_outliers),
+                cmocka_unit_test(test_sawtooth_of_trims),
+                cmocka_unit_test(test_flat_and_falling),
+                cmocka_unit_test(test_gaps_and_window),
+                cmocka_unit_test(test_time_backwards_ignored),
+                cmocka_unit_test(test_dense_sampling_is_bounded),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

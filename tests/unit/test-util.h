@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* cmocka needs these before its header. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memgov/fileio.h"
+
+/* Reads tests/data/<rel> (the directory comes from MEMGOV_TEST_DATA, set by meson). */
+static inline char *fixture(const char *rel, size_t *ret_len) {
+        const char *dir = getenv("MEMGOV_TEST_DATA");
+        char path[4096];
+        char *buf = NULL;
+
+        assert_non_null(dir);
+        snprintf(path, sizeof(path), "%s/%s", dir, rel);
+        int r = read_full_file_at(-100 /* AT_FDCWD */, path, 1 << 24, &buf, ret_len);
+        if (r < 0)
+                fail_msg("cannot read fixture %s: %s", path, strerror(-r));
+        return buf;
+}
+
+#define assert_string_contains(haystack, needle)                                                     \
+        do {                                                                                         \
+                const char *_h = (haystack), *_n = (needle);                                         \
+                if (!strstr(_h, _n))                                                                 \
+                        fail_msg("'%s' does not contain '%s'", _h, _n);                              \
+        } while (0)
