@@ -182,16 +182,17 @@ qemu=(
     # A panic (panic=-1 reboots) or a reboot ends QEMU instead of looping.
     -no-reboot
     -kernel "$MEMGOV_VM_KERNEL_IMAGE" -initrd "$MEMGOV_VM_INITRAMFS" -append "$cmdline"
-    -serial "file:$results/console.log"
+    # (QEMU option values escape a comma by doubling it.)
+    -serial "file:${results//,/,,}/console.log"
     -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
-    -virtfs "local,path=$results,mount_tag=results,security_model=none,multidevs=remap"
+    -virtfs "local,path=${results//,/,,},mount_tag=results,security_model=none,multidevs=remap"
 )
 if [[ -n $disk ]]; then
     command -v mkfs.ext4 >/dev/null || die "--disk needs mkfs.ext4 (e2fsprogs)"
     truncate -s "$disk" "$vmdir/disk.img"
     mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$vmdir/disk.img" ||
         die "mkfs.ext4 failed"
-    qemu+=(-drive "file=$vmdir/disk.img,if=virtio,format=raw,cache=unsafe")
+    qemu+=(-drive "file=${vmdir//,/,,}/disk.img,if=virtio,format=raw,cache=unsafe")
 fi
 
 tail_pid=
@@ -233,8 +234,13 @@ fi
 if [[ ! -s $results/exit-status ]]; then
     show_tail "$vmdir/qemu.log"
     show_tail "$results/console.log"
+    grep -m 1 -a 'Kernel panic' "$results/console.log" | sed 's/^/run-vm: guest kernel panic: /' >&2 || true
     [[ -s $vmdir/guest-error ]] && cat "$vmdir/guest-error" >&2
-    echo "run-vm: FAILED: the VM stopped (QEMU status $qemu_status) before the script finished; logs in $results" >&2
+    if grep -q '^start' "$vmdir/timing" 2>/dev/null; then
+        echo "run-vm: FAILED: the script started but the VM stopped (QEMU status $qemu_status) before it finished; logs in $results" >&2
+    else
+        echo "run-vm: FAILED: the VM stopped (QEMU status $qemu_status) without running the script; logs in $results" >&2
+    fi
     exit 125
 fi
 status="$(cat "$results/exit-status")"

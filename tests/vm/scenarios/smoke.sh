@@ -33,6 +33,15 @@ parent="${MEMGOV_CGROUP:?}"
 grep -qw memory "$parent/cgroup.subtree_control" ||
     fail "memory is not enabled in $parent/cgroup.subtree_control"
 
+# --- the harness's own promises ---------------------------------------------------
+
+[[ ! -e /.dockerenv ]] || fail "/.dockerenv is visible in the guest"
+[[ "$(stat -f -c %T /tmp)" == tmpfs ]] || fail "/tmp is not a fresh tmpfs"
+[[ -d ${MEMGOV_RESULTS:-} && -w $MEMGOV_RESULTS ]] || fail "MEMGOV_RESULTS ($MEMGOV_RESULTS) is not writable"
+echo "written in the guest" >"$MEMGOV_RESULTS/smoke.txt"
+[[ -d /lib/modules/$(uname -r)/kernel ]] || fail "the guest kernel's modules are not in /lib/modules/$(uname -r)"
+ok "no /.dockerenv, fresh /tmp, results share writable, modules present"
+
 # --- a child cgroup with memory.max ---------------------------------------------
 
 cg="$parent/smoke-oom"
@@ -75,6 +84,9 @@ if [[ ${MEMGOV_VM_MODE:-} == systemd ]]; then
         fail "systemctl is-system-running: $state"
     fi
     ok "systemctl is-system-running: $state"
+    virt="$(systemd-detect-virt 2>&1)" || true
+    [[ $virt == qemu ]] || fail "systemd-detect-virt says '$virt', not qemu"
+    ok "systemd-detect-virt: $virt"
 
     out="$(systemd-run --pipe --wait --quiet --collect --unit=smoke-memmax -p MemoryMax=32M \
         bash -c 'cat /sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)/memory.max')" ||
