@@ -78,3 +78,10 @@ typedef struct ProcStat {
 } ProcStat;
 
 int parse_proc_stat(const char *buf, size_t len, ProcStat *ret);
+
+/* /proc/meminfo: the host's RAM. */
+typedef struct MemInfo {
+        uint64_t total, available, swap_total; /* bytes */
+} MemInfo;
+
+int parse_meminfo(const char *buf, size_t len, MemInfo *ret);

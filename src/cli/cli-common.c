@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -32,79 +33,56 @@ void usage_hint(const char *verb) {
         fprintf(stderr, "Try 'memgov %s --help'.\n", verb);
 }
 
-static json_object *time_json(usec_t mono, usec_t wall, int32_t utc_offset, usec_t start_mono) {
-        json_object *o = json_object_new_object();
-        char w[FORMAT_WALL_MAX], t[FORMAT_TIMESPAN_MAX];
 
-        json_object_object_add(o, "mono_us", json_object_new_uint64(mono));
-        json_object_object_add(o, "offset", json_object_new_string(format_timespan(t, mono - start_mono)));
-        json_object_object_add(o, "wall", wall > 0 ? json_object_new_string(format_wall(w, wall, utc_offset)) : NULL);
-        return o;
+void target_args_init(TargetArgs *t) {
+        *t = (TargetArgs) { .spec = { .kind = TARGET_PROCESS } };
 }
 
-json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t start_mono) {
-        json_object *o = json_object_new_object();
+int target_args_parse(TargetArgs *t, int c, const char *arg, const char *verb) {
+        TargetKind kind;
 
-        json_object_object_add(o, "time", time_json(out->now, out->wall, out->utc_offset, start_mono));
-        json_object_object_add(o, "kind", json_object_new_string(decision_kind_to_string(d->kind)));
-        json_object_object_add(o, "level", json_object_new_string(level_to_string(d->level)));
-        if (d->kind == DECISION_LEVEL)
-                json_object_object_add(o, "from", json_object_new_string(level_to_string(d->from)));
-        if (d->kind == DECISION_EFFECT || d->kind == DECISION_HOLD)
-                json_object_object_add(o, "action", json_object_new_string(action_kind_to_string(d->action)));
-        if (d->kind == DECISION_SET_HIGH || d->kind == DECISION_SET_MAX || d->kind == DECISION_EFFECT)
-                json_object_object_add(o, "value", d->value == SIZE_UNLIMITED ? json_object_new_string("max")
-                                                                             : json_object_new_uint64(d->value));
-        if (d->kind == DECISION_TRIM)
-                json_object_object_add(o, "method", json_object_new_string(trim_method_to_string(d->trim_method)));
-        if (d->kind == DECISION_RESET) {
-                json_object_object_add(o, "max_sessions", json_object_new_int((int) d->reset_max));
-                json_object_object_add(o, "min_memory", json_object_new_uint64(d->reset_min_memory));
-                json_object_object_add(o, "min_idle_us", json_object_new_uint64(d->reset_min_idle));
-                json_object_object_add(o, "in_transaction", json_object_new_boolean(d->reset_in_trx));
+        switch (c) {
+        case ARG_UNIT:
+                kind = TARGET_UNIT;
+                break;
+        case ARG_CGROUP:
+                kind = TARGET_CGROUP;
+                break;
+        case ARG_PID:
+                kind = TARGET_PID;
+                break;
+        case ARG_PROCESS:
+                kind = TARGET_PROCESS;
+                break;
+        case ARG_CGROUP_ROOT:
+                t->roots.cgroup_root = arg;
+                return 1;
+        case ARG_PROC_ROOT:
+                t->roots.proc_root = arg;
+                return 1;
+        default:
+                return 0;
         }
-        if (d->kind == DECISION_RESTART)
-                json_object_object_add(o, "preflush", json_object_new_boolean(d->preflush));
-        json_object_object_add(o, "emergency", json_object_new_boolean(d->emergency));
-        json_object_object_add(o, "working_set", out->ws == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->ws));
-        json_object_object_add(o, "budget", out->budget == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->budget));
-        json_object_object_add(o, "share_bp", json_object_new_int((int) out->ws_bp));
-        json_object_object_add(o, "slope_bytes_per_hour",
-                               out->trend_valid ? json_object_new_int64((int64_t) (out->slope * 3600.0)) : NULL);
-        json_object_object_add(o, "eta_s", out->eta == USEC_INFINITY ? NULL
-                                                                     : json_object_new_uint64(out->eta / USEC_PER_SEC));
-        json_object_object_add(o, "reason", json_object_new_string(d->reason));
-        return o;
-}
-
-json_object *summary_to_json(const ReplaySummary *s) {
-        json_object *o = json_object_new_object(), *first = json_object_new_object(), *counts = json_object_new_object();
-
-        json_object_object_add(o, "samples", json_object_new_uint64(s->samples));
-        json_object_object_add(o, "duration_us", json_object_new_uint64(s->last_mono - s->first_mono));
-        json_object_object_add(o, "budget_min", s->budget_min == UINT64_MAX ? NULL : json_object_new_uint64(s->budget_min));
-        json_object_object_add(o, "budget_max", s->budget_min == UINT64_MAX ? NULL : json_object_new_uint64(s->budget_max));
-        json_object *peak = json_object_new_object();
-        json_object_object_add(peak, "working_set", json_object_new_uint64(s->peak_ws));
-        json_object_object_add(peak, "share_bp", json_object_new_int((int) s->peak_bp));
-        json_object_object_add(peak, "time", time_json(s->peak_mono, s->peak_wall, s->utc_offset, s->first_mono));
-        json_object_object_add(o, "peak", peak);
-        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++)
-                json_object_object_add(first, level_to_string(l),
-                                       s->reached[l] ? time_json(s->reached_mono[l], s->reached_wall[l], s->utc_offset,
-                                                                 s->first_mono)
-                                                     : NULL);
-        json_object_object_add(o, "first", first);
-        json_object_object_add(o, "predicted_oom",
-                               s->predicted ? time_json(s->predicted_oom_mono, s->predicted_oom_wall, s->utc_offset,
-                                                        s->first_mono)
-                                            : NULL);
-        json_object_object_add(o, "budget_reached",
-                               s->over_budget ? time_json(s->over_mono, s->over_wall, s->utc_offset, s->first_mono) : NULL);
-        json_object_object_add(o, "oom_kills", json_object_new_uint64(s->oom_kills));
-        for (DecisionKind k = 0; k < _DECISION_KIND_MAX; k++)
-                json_object_object_add(counts, decision_kind_to_string(k), json_object_new_uint64(s->count[k]));
-        json_object_object_add(o, "decisions", counts);
-        json_object_object_add(o, "freed", json_object_new_uint64(s->freed));
-        return o;
+        if (t->given) {
+                fprintf(stderr, "memgov %s: one target only (--unit, --cgroup, --pid or --process)\n", verb);
+                return -1;
+        }
+        t->given = true;
+        t->spec.kind = kind;
+        if (kind == TARGET_PID) {
+                char *end;
+                long pid = strtol(arg, &end, 10);
+                if (*end || pid <= 0 || pid > INT32_MAX) {
+                        fprintf(stderr, "memgov %s: --pid '%s' is not a process id\n", verb, arg);
+                        return -1;
+                }
+                t->spec.pid = (pid_t) pid;
+                return 1;
+        }
+        if (arg && strlen(arg) >= sizeof(t->spec.value)) {
+                fprintf(stderr, "memgov %s: '%s' is too long\n", verb, arg);
+                return -1;
+        }
+        snprintf(t->spec.value, sizeof(t->spec.value), "%s", arg ? arg : "");
+        return 1;
 }

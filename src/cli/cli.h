@@ -5,6 +5,7 @@
 
 #include "memgov/engine.h"
 #include "memgov/format.h"
+#include "memgov/json-output.h"
 #include "memgov/policy.h"
 
 /* Exit codes of every subcommand. */
@@ -18,8 +19,50 @@ int cmd_replay(int argc, char **argv);
  * Returns 0, or an exit code. origin describes where the policy came from. */
 int cli_load_policy(const char *file, Policy *ret, char *origin, size_t origin_size);
 
-/* Machine-readable forms of what format.h prints for people. */
-json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t start_mono);
-json_object *summary_to_json(const ReplaySummary *s);
 
 void usage_hint(const char *verb);
+
+#include "memgov/target.h"
+#include "memgov/roots.h"
+
+/* The target options every live command takes: --unit, --cgroup, --pid, --process[=NAMES],
+ * --cgroup-root, --proc-root. */
+enum {
+        ARG_UNIT = 0x100,
+        ARG_CGROUP,
+        ARG_PID,
+        ARG_PROCESS,
+        ARG_CGROUP_ROOT,
+        ARG_PROC_ROOT,
+};
+
+#define TARGET_OPTIONS                                                          \
+        { "unit", required_argument, NULL, ARG_UNIT },                          \
+        { "cgroup", required_argument, NULL, ARG_CGROUP },                      \
+        { "pid", required_argument, NULL, ARG_PID },                            \
+        { "process", optional_argument, NULL, ARG_PROCESS },                    \
+        { "cgroup-root", required_argument, NULL, ARG_CGROUP_ROOT },            \
+        { "proc-root", required_argument, NULL, ARG_PROC_ROOT }
+
+#define TARGET_OPTIONS_HELP                                                                          \
+        "Target (default: the running mariadbd or mysqld process):\n"                               \
+        "  --unit NAME          a systemd unit, e.g. mariadb.service\n"                             \
+        "  --cgroup PATH        a cgroup, e.g. /system.slice/mariadb.service\n"                     \
+        "  --pid PID            a process\n"                                                        \
+        "  --process[=NAMES]    the server process by name (default mariadbd,mysqld)\n"             \
+        "  --cgroup-root DIR    the cgroup v2 file system (default /sys/fs/cgroup)\n"               \
+        "  --proc-root DIR      the proc file system (default /proc)\n"
+
+typedef struct TargetArgs {
+        TargetSpec spec;
+        bool given;
+        RootsOptions roots;
+} TargetArgs;
+
+void target_args_init(TargetArgs *t);
+/* Handles one getopt result; 1 if it was a target option, 0 if not, -1 on a bad value. */
+int target_args_parse(TargetArgs *t, int c, const char *arg, const char *verb);
+
+int cmd_run(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_record(int argc, char **argv);

@@ -18,6 +18,9 @@ static void help(void) {
                "never fires.\n"
                "\n"
                "Commands:\n"
+               "  run [TARGET]     govern a server (--dry-run: decide and log, change nothing)\n"
+               "  status [TARGET]  what the running memgov sees and did\n"
+               "  record [TARGET]  write a trace of a server's memory\n"
                "  replay TRACE     show what memgov would have done on a recorded trace\n"
                "  check FILE...    validate policy files\n"
                "  version          print the version\n"
@@ -30,6 +33,9 @@ int main(int argc, char **argv) {
                 const char *name;
                 int (*run)(int argc, char **argv);
         } verbs[] = {
+                { "run", cmd_run },
+                { "status", cmd_status },
+                { "record", cmd_record },
                 { "replay", cmd_replay },
                 { "check", cmd_check },
         };

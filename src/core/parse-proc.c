@@ -457,3 +457,40 @@ int parse_proc_stat(const char *buf, size_t len, ProcStat *ret) {
         *ret = s;
         return 0;
 }
+
+/* /proc/meminfo, e.g.:
+ *   MemTotal:       24570328 kB
+ *   MemAvailable:   23901812 kB
+ *   SwapTotal:             0 kB
+ */
+int parse_meminfo(const char *buf, size_t len, MemInfo *ret) {
+        MemInfo m = {};
+        bool total = false, avail = false;
+        LineCursor c;
+        Span line, key, v;
+        int r;
+
+        line_cursor_init(&c, buf, len);
+        while ((r = line_next(&c, &line)) > 0) {
+                if (line.n == 0)
+                        continue;
+                if (split_colon_line(line, &key, &v) < 0)
+                        return -EBADMSG;
+                uint64_t *field = span_eq(key, "MemTotal")       ? &m.total
+                                  : span_eq(key, "MemAvailable") ? &m.available
+                                  : span_eq(key, "SwapTotal")    ? &m.swap_total
+                                                                 : NULL;
+                if (!field)
+                        continue;
+                if ((r = span_to_kb_bytes(v, field)) < 0)
+                        return r;
+                total = total || field == &m.total;
+                avail = avail || field == &m.available;
+        }
+        if (r < 0)
+                return r;
+        if (!total || !avail)
+                return -ENODATA;
+        *ret = m;
+        return 0;
+}

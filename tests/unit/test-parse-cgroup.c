@@ -97,7 +97,7 @@ static void test_psi(void **state) {
         size_t len;
         char *buf;
 
-        const char *files[] = { "kernel-6.1/memory.pressure", "kernel-6.1/pressure-memory",
+        const char *files[] = { "kernel-6.1/memory.pressure", "kernel-6.1/proc-pressure-memory",
                                 "kernel-6.18/pressure-memory" };
         for (size_t i = 0; i < ELEMENTSOF(files); i++) {
                 buf = fixture(files[i], &len);

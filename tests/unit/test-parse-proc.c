@@ -41,9 +41,10 @@ static void test_status_real(void **state) {
                 assert_int_equal(parse_proc_status(buf, len, &s), 0);
                 assert_true(s.name[0] != '\0');
                 assert_true(s.tgid > 0);
-                assert_true(s.threads >= 5); /* the captured process had four extra threads */
-                assert_true(s.vm_rss >= (64ULL << 20));
-                assert_true(s.rss_anon >= (64ULL << 20));
+                /* The captured processes: python3 with four extra threads and tens of MB of heap. */
+                assert_true(s.threads >= 5);
+                assert_true(s.vm_rss >= (32ULL << 20));
+                assert_true(s.rss_anon >= (32ULL << 20));
                 assert_true(s.vm_rss >= s.rss_anon);
                 assert_int_equal(s.tracer_pid, 0);
                 assert_true(s.seccomp >= 0);

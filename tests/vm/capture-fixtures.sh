@@ -22,7 +22,8 @@
 
 set -euo pipefail
 
-readonly here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly here
 
 # --- host side ------------------------------------------------------------------
 
@@ -38,7 +39,7 @@ if [[ ${MEMGOV_VM:-} != 1 ]]; then
     mkdir -p "$out"
     rm -f "$results/fixtures/kernel-release"
     cp "$results/fixtures/"* "$out/"
-    echo "capture-fixtures: $(ls "$results/fixtures" | wc -l) files from kernel $release in $out"
+    echo "capture-fixtures: $(find "$results/fixtures" -type f | wc -l) files from kernel $release in $out"
     rm -rf "$results"
     exit 0
 fi
@@ -126,7 +127,8 @@ capture /proc/meminfo proc-meminfo "/proc/meminfo (1 GiB guest, 512 MiB zram swa
 for f in status stat statm maps smaps_rollup cgroup; do
     capture "/proc/$pid/$f" "proc-$f" "/proc/PID/$f of the workload: python3, 5 threads, 4 of which malloc'd 8 MiB each (glibc arenas)"
 done
-capture "/proc/$pid/task/$(ls "/proc/$pid/task" | sort -n | sed -n 2p)/stat" proc-task-stat \
+tids=("/proc/$pid/task/"*)
+capture "${tids[-1]}/stat" proc-task-stat \
     "/proc/PID/task/TID/stat of one of the workload's threads"
 # /proc/self/cgroup as seen by a process inside the child cgroup.
 bash -c 'echo $$ >"$1/cgroup.procs" && exec cat /proc/self/cgroup' _ "$cg" >"$out/proc-self-cgroup"
@@ -201,7 +203,7 @@ uname -r >"$out/kernel-release"
     echo "| File | What it is |"
     echo "|------|------------|"
     for d in "${describe[@]}"; do
-        printf '| `%s` | %s |\n' "${d%%|*}" "${d#*|}"
+        printf '| %s | %s |\n' "\`${d%%|*}\`" "${d#*|}"
     done
 } >"$out/README.md"
 

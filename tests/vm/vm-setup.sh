@@ -31,7 +31,8 @@
 
 set -euo pipefail
 
-readonly here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+readonly here
 readonly cache="${MEMGOV_VM_CACHE:-/var/cache/memgov-vm}"
 
 # Host packages the harness uses. busybox-static also provides the poweroff
@@ -140,8 +141,11 @@ fetch_kernel() {
     # apt-get download writes into the current directory.
     if ! (cd "$dl" && apt-get download -qq "$pkg" >/dev/null 2>&1); then
         apt_update_once
-        (cd "$dl" && apt-get download -qq "$pkg" >/dev/null 2>&1) ||
+        if ! (cd "$dl" && apt-get download -qq "$pkg" >/dev/null 2>&1); then
+            rm -rf "$dl"
+            rmdir "$kdir" 2>/dev/null || true
             skip "cannot download $pkg from the Debian repository"
+        fi
     fi
     dpkg-deb -x "$dl"/"$pkg"_*.deb "$kdir/pkg.tmp"
     # The package version (e.g. 6.1.192-3) is recorded for the fixtures' README.
@@ -165,6 +169,7 @@ extract_vmlinux() {
     )
     for f in "${formats[@]}"; do
         magic="${f%%|*}" tool="${f#*|}"
+        # shellcheck disable=SC2013  # offsets: one number a line
         for off in $(LC_ALL=C grep -aboP "$magic" "$bz" | cut -d: -f1); do
             # Trailing data after the stream makes the decompressors complain;
             # what matters is that the output is an ELF image.
@@ -188,7 +193,8 @@ has_pvh_note() {
 
 # Pick what QEMU boots: the ELF vmlinux through PVH, or else the bzImage.
 prepare_kernel_image() {
-    local abi="$1" kdir="$2" bz="$kdir/pkg/boot/vmlinuz-$1"
+    local abi="$1" kdir="$2"
+    local bz="$kdir/pkg/boot/vmlinuz-$abi"
     [[ -e $kdir/kernel-image ]] && return 0
     if extract_vmlinux "$bz" "$kdir/vmlinux" && has_pvh_note "$kdir/vmlinux"; then
         ln -sfn vmlinux "$kdir/kernel-image"
@@ -210,7 +216,8 @@ initramfs_module_paths() {
 }
 
 build_initramfs() {
-    local abi="$1" kdir="$2" root="$kdir/pkg" busybox stamp mods stage m
+    local abi="$1" kdir="$2"
+    local root="$kdir/pkg" busybox stamp mods stage m
     # busybox-static installs itself as /bin/busybox.
     busybox=/bin/busybox
     [[ -x $busybox ]] || skip "$busybox not found"

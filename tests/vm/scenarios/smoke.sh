@@ -88,6 +88,7 @@ if [[ ${MEMGOV_VM_MODE:-} == systemd ]]; then
     [[ $virt == qemu ]] || fail "systemd-detect-virt says '$virt', not qemu"
     ok "systemd-detect-virt: $virt"
 
+    # shellcheck disable=SC2016  # expanded by the unit's shell
     out="$(systemd-run --pipe --wait --quiet --collect --unit=smoke-memmax -p MemoryMax=32M \
         bash -c 'cat /sys/fs/cgroup$(sed -n "s/^0:://p" /proc/self/cgroup)/memory.max')" ||
         fail "systemd-run -p MemoryMax=32M failed"

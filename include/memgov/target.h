@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <limits.h>
+#include <systemd/sd-bus.h>
+
+#include "memgov/roots.h"
+#include "memgov/systemd-bus.h"
+
+/* What memgov governs: a systemd unit, a cgroup, a process. Resolution finds the cgroup (in
+ * the v2 hierarchy) and the server's main process; it is repeated whenever they go away, so
+ * the target is followed across server restarts. */
+
+typedef enum TargetKind {
+        TARGET_UNIT,
+        TARGET_CGROUP,
+        TARGET_PID,
+        TARGET_PROCESS,
+        _TARGET_KIND_MAX,
+} TargetKind;
+
+#define TARGET_DEFAULT_PROCESSES "mariadbd,mysqld"
+
+typedef struct TargetSpec {
+        TargetKind kind;
+        char value[256]; /* the unit, the cgroup path, or process names separated by commas */
+        pid_t pid;
+} TargetSpec;
+
+typedef struct Target {
+        TargetSpec spec;
+        bool resolved;
+        bool has_cgroup;         /* a cgroup v2 memory controller to read and write */
+        char cgroup[PATH_MAX];   /* in the v2 hierarchy: "/system.slice/mariadb.service" */
+        int cgroup_fd;
+        pid_t pid;               /* the server's main process, 0 = none found */
+        uint64_t starttime;      /* of pid: tells a reused pid from the server */
+        char comm[64];
+        UnitInfo unit;           /* TARGET_UNIT */
+        char description[768];
+} Target;
+
+const char *target_kind_to_string(TargetKind k);
+void target_init(Target *t, const TargetSpec *spec);
+/* (Re)resolves the target. -ESRCH: nothing to govern right now (unit inactive, process not
+ * running): wait and retry; other errors are for good (no such unit). why says what happened. */
+int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why_size);
+void target_release(Target *t);
+
+/* Finds the main process of the servers named in names ("mariadbd,mysqld") under /proc:
+ * one whose parent is not one of them. -ESRCH when none, -ENOTUNIQ when several (listed in why). */
+int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, size_t why_size);

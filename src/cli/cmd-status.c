@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../daemon/manager.h"
+#include "cli.h"
+#include "memgov/fileio.h"
+#include "memgov/log.h"
+#include "memgov/units.h"
+
+static void help(void) {
+        printf("Usage: memgov status [OPTIONS] [TARGET]\n"
+               "\n"
+               "Show what the memgov governing TARGET sees and did: level, working set, budget, ETA,\n"
+               "memory.high, the last actions and what they freed, cooldowns. Without a running\n"
+               "memgov for the target, a one-shot snapshot of it.\n"
+               "\n"
+               "  -j --json           print the status document as JSON\n"
+               "  -w --watch[=TIME]   refresh every TIME (default 2s) until interrupted\n"
+               "  -s --socket PATH    the daemon's control socket\n"
+               "  -h --help           show this help\n"
+               "\n" TARGET_OPTIONS_HELP);
+}
+
+#define RUN_DIR "/run/memgov"
+
+static int fetch(const char *path, json_object **ret) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        char buf[65536];
+        size_t len = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return negative_errno();
+        struct timeval tv = { .tv_sec = 5 };
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        if (send(fd, "status\n", 7, MSG_NOSIGNAL) != 7)
+                return negative_errno();
+        for (;;) {
+                ssize_t n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0 || (len += (size_t) n) == sizeof(buf) - 1)
+                        break;
+        }
+        buf[len] = '\0';
+        *ret = json_tokener_parse(buf);
+        if (!*ret)
+                return -EBADMSG;
+        json_object *err;
+        if (json_object_object_get_ex(*ret, "error", &err)) {
+                fprintf(stderr, "memgov status: %s: %s\n", path, json_object_get_string(err));
+                json_object_put(*ret);
+                return -EACCES;
+        }
+        return 0;
+}
+
+/* The only socket in /run/memgov, if there is exactly one. */
+static int only_socket(char *buf, size_t size) {
+        DIR *d = opendir(RUN_DIR);
+        struct dirent *de;
+        unsigned n = 0;
+
+        if (!d)
+                return -ENOENT;
+        while ((de = readdir(d))) {
+                size_t l = strlen(de->d_name);
+                if (l < 6 || !streq(de->d_name + l - 5, ".sock"))
+                        continue;
+                if (n++ == 0)
+                        snprintf(buf, size, RUN_DIR "/%s", de->d_name);
+        }
+        closedir(d);
+        return n == 1 ? 0 : n == 0 ? -ENOENT : -ENOTUNIQ;
+}
+
+static const char *str(json_object *o, const char *key) {
+        json_object *v;
+        return json_object_object_get_ex(o, key, &v) && v ? json_object_get_string(v) : NULL;
+}
+
+static bool has_num(json_object *o, const char *key, int64_t *ret) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !v || json_object_get_type(v) == json_type_string)
+                return false;
+        *ret = json_object_get_int64(v);
+        return true;
+}
+
+static json_object *obj(json_object *o, const char *key) {
+        json_object *v;
+        return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *bytes_or_max(json_object *o, const char *key, char buf[static FORMAT_BYTES_MAX]) {
+        json_object *v = obj(o, key);
+        if (!v)
+                return "?";
+        if (json_object_get_type(v) == json_type_string)
+                return json_object_get_string(v);
+        return format_bytes(buf, (uint64_t) json_object_get_int64(v));
+}
+
+static void print_status(json_object *st, bool color, const char *note) {
+        const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
+        const char *level = str(st, "level") ?: "?";
+        const char *lvl_color = !color ? ""
+                                : streq(level, "normal") ? "\033[32m"
+                                : streq(level, "trim")   ? "\033[36m"
+                                : streq(level, "throttle") ? "\033[33m"
+                                                           : "\033[31m";
+        json_object *t = obj(st, "target");
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX], d[FORMAT_BYTES_MAX];
+        char ts[FORMAT_TIMESPAN_MAX], rate[FORMAT_RATE_MAX];
+        int64_t v, w;
+
+        printf("%smemgov%s  %s%s%s\n", bold, off, t && str(t, "description") ? str(t, "description") : "(no target yet)",
+               json_object_get_boolean(obj(st, "dry_run")) ? "  [dry run]" : "", note ? note : "");
+        if (t && str(t, "waiting"))
+                printf("  waiting       %s\n", str(t, "waiting"));
+        printf("  policy        %s\n", str(st, "policy") ?: "?");
+        printf("  cgroup        %s%s\n", str(st, "cgroup_mode") ?: "?",
+               json_object_get_boolean(obj(st, "memory_controller_v2")) ? "" : ", no v2 memory controller: process only");
+        printf("  level         %s%s%s%s\n", lvl_color, bold, level, off);
+        if (has_num(st, "working_set", &v) && has_num(st, "budget", &w)) {
+                int64_t bp = 0;
+                has_num(st, "share_bp", &bp);
+                printf("  working set   %s = %" PRId64 "%% of %s budget\n", format_bytes(a, (uint64_t) v), bp / 100,
+                       format_bytes(b, (uint64_t) w));
+        } else if (has_num(st, "working_set", &v))
+                printf("  working set   %s, no budget\n", format_bytes(a, (uint64_t) v));
+        if (has_num(st, "slope_bytes_per_hour", &v)) {
+                int64_t eta;
+                bool e = has_num(st, "eta_s", &eta);
+                printf("  trend         %s %s%s%s\n", v >= 0 ? "rising" : "falling",
+                       format_rate(rate, (double) (v >= 0 ? v : -v) / 3600.0), e ? ", OOM in " : ", no OOM in sight",
+                       e ? format_timespan(ts, (usec_t) eta * USEC_PER_SEC) : "");
+        } else if (obj(st, "sample"))
+                printf("  trend         not known yet\n");
+
+        json_object *s = obj(st, "sample");
+        json_object *mem = s ? obj(s, "memory") : NULL;
+        if (mem)
+                printf("  memory        current %s, high %s, max %s, inactive file %s\n", bytes_or_max(mem, "current", a),
+                       bytes_or_max(mem, "high", b), bytes_or_max(mem, "max", c), bytes_or_max(mem, "inactive_file", d));
+        json_object *ev = s ? obj(s, "events") : NULL;
+        if (ev) {
+                int64_t h = 0, mx = 0, o = 0, ok = 0;
+                has_num(ev, "high", &h);
+                has_num(ev, "max", &mx);
+                has_num(ev, "oom", &o);
+                has_num(ev, "oom_kill", &ok);
+                printf("  events        high %" PRId64 ", max %" PRId64 ", oom %" PRId64 ", oom_kill %" PRId64 "\n", h, mx, o, ok);
+        }
+        json_object *psi = s ? obj(s, "psi") : NULL;
+        if (psi)
+                printf("  PSI avg10     some %.2f%%, full %.2f%%\n", json_object_get_double(obj(psi, "some_avg10")),
+                       obj(psi, "full_avg10") ? json_object_get_double(obj(psi, "full_avg10")) : 0.0);
+        json_object *p = s ? obj(s, "process") : NULL;
+        if (p) {
+                int64_t pid = 0, thr = 0, up = 0, maps = 0;
+                has_num(p, "pid", &pid);
+                has_num(p, "threads", &thr);
+                has_num(p, "anon_maps", &maps);
+                bool hu = has_num(p, "uptime_s", &up);
+                printf("  server        pid %" PRId64 ", RSS %s, %" PRId64 " threads, %" PRId64 " anonymous mappings%s%s\n", pid,
+                       bytes_or_max(p, "rss", a), thr, maps, hu ? ", up " : "", hu ? format_timespan(ts, (usec_t) up * USEC_PER_SEC) : "");
+        }
+        json_object *high = obj(st, "memory_high_set");
+        if (high)
+                printf("  memory.high   %s set by memgov\n",
+                       json_object_get_type(high) == json_type_string ? "max" : format_bytes(a, (uint64_t) json_object_get_int64(high)));
+
+        json_object *acts = obj(st, "actions");
+        if (acts) {
+                bool first = true;
+                json_object_object_foreach(acts, name, act) {
+                        int64_t count = 0, ago, ready = 0, gain;
+                        has_num(act, "count", &count);
+                        if (count == 0)
+                                continue;
+                        char line[256];
+                        int n = snprintf(line, sizeof(line), "%s %" PRId64 "x", name, count);
+                        if (has_num(act, "last_s_ago", &ago))
+                                n += snprintf(line + n, sizeof(line) - (size_t) n, ", last %s ago",
+                                              format_timespan(ts, (usec_t) ago * USEC_PER_SEC));
+                        if (has_num(act, "last_gain", &gain))
+                                n += snprintf(line + n, sizeof(line) - (size_t) n, ", freed %s",
+                                              gain > 0 ? format_bytes(a, (uint64_t) gain) : "nothing");
+                        if (has_num(act, "ready_in_s", &ready) && ready > 0)
+                                n += snprintf(line + n, sizeof(line) - (size_t) n, ", next in %s%s",
+                                              format_timespan(ts, (usec_t) ready * USEC_PER_SEC),
+                                              json_object_get_boolean(obj(act, "not_helping")) ? " (not helping)" : "");
+                        printf("  %-13s %s\n", first ? "actions" : "", line);
+                        first = false;
+                }
+        }
+
+        json_object *hist = obj(st, "history");
+        size_t n = hist ? json_object_array_length(hist) : 0;
+        if (n > 0) {
+                printf("  recent\n");
+                for (size_t i = n > 12 ? n - 12 : 0; i < n; i++) {
+                        json_object *h = json_object_array_get_idx(hist, i);
+                        json_object *tm = obj(h, "time");
+                        const char *wall = tm ? str(tm, "wall") : NULL;
+                        printf("    %s  %s\n", wall ? wall + 11 : "        ", str(h, "line") ?: "");
+                        if (str(h, "result") && !streq(str(h, "kind") ?: "", "level"))
+                                printf("    %8s    -> %s%s\n", "", str(h, "result"), obj(h, "error") ? " (failed)" : "");
+                }
+        }
+}
+
+/* No daemon: look at the target once, through the same code the daemon runs. */
+static int snapshot(const TargetArgs *t, json_object **ret) {
+        ManagerOptions o = { .target = t->spec, .roots = t->roots, .socket_path = "", .dry_run = true, .quiet = true };
+        Manager *m = NULL;
+        int saved = log_get_max_level();
+
+        log_set_max_level(LOG_WARNING);
+        int r = manager_new(&o, &m);
+        if (r >= 0)
+                manager_tick(m, "snapshot");
+        log_set_max_level(saved);
+        if (r < 0)
+                return r;
+        *ret = manager_status_json(m);
+        manager_free(m);
+        return 0;
+}
+
+int cmd_status(int argc, char **argv) {
+        static const struct option options[] = {
+                { "json", no_argument, NULL, 'j' },
+                { "watch", optional_argument, NULL, 'w' },
+                { "socket", required_argument, NULL, 's' },
+                { "help", no_argument, NULL, 'h' },
+                TARGET_OPTIONS,
+                {},
+        };
+        const char *socket_path = NULL;
+        bool json = false;
+        usec_t watch = 0;
+        TargetArgs t;
+        char path[300];
+        int c, r;
+
+        target_args_init(&t);
+        while ((c = getopt_long(argc, argv, "jw::s:h", options, NULL)) >= 0) {
+                if ((r = target_args_parse(&t, c, optarg, "status")) != 0) {
+                        if (r < 0)
+                                return EXIT_USAGE;
+                        continue;
+                }
+                switch (c) {
+                case 'j':
+                        json = true;
+                        break;
+                case 'w':
+                        watch = 2 * USEC_PER_SEC;
+                        if (optarg && (parse_timespan(optarg, &watch) < 0 || watch < 100 * USEC_PER_MSEC)) {
+                                fprintf(stderr, "memgov status: --watch '%s' is not a duration of at least 100ms\n", optarg);
+                                return EXIT_USAGE;
+                        }
+                        break;
+                case 's':
+                        socket_path = optarg;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        usage_hint("status");
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "memgov status: unexpected argument '%s'\n", argv[optind]);
+                return EXIT_USAGE;
+        }
+
+        if (!socket_path) {
+                if (t.given) {
+                        char inst[128];
+                        target_instance_name(&t.spec, inst, sizeof(inst));
+                        snprintf(path, sizeof(path), RUN_DIR "/%s.sock", inst);
+                        socket_path = path;
+                } else if ((r = only_socket(path, sizeof(path))) == 0)
+                        socket_path = path;
+                else if (r == -ENOTUNIQ) {
+                        fprintf(stderr, "memgov status: several memgov daemons run (see %s): name the target, or "
+                                        "--socket\n", RUN_DIR);
+                        return EXIT_USAGE;
+                }
+        }
+
+        bool color = !json && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+        for (;;) {
+                json_object *st = NULL;
+                const char *note = NULL;
+                r = socket_path ? fetch(socket_path, &st) : -ENOENT;
+                if (r == -EACCES)
+                        return EXIT_FAILURE;
+                if (r < 0) {
+                        if (socket_path && r != -ENOENT && r != -ECONNREFUSED)
+                                fprintf(stderr, "memgov status: %s: %s\n", socket_path, strerror(-r));
+                        r = snapshot(&t, &st);
+                        if (r < 0) {
+                                fprintf(stderr, "memgov status: no memgov daemon answers%s%s, and the target cannot be "
+                                                "looked at: %s\n", socket_path ? " on " : "", socket_path ?: "", strerror(-r));
+                                return EXIT_FAILURE;
+                        }
+                        note = "  (no daemon: a one-shot snapshot)";
+                }
+                if (watch && !json)
+                        printf("\033[H\033[2J");
+                if (json)
+                        printf("%s\n", json_object_to_json_string_ext(st, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+                else
+                        print_status(st, color, note);
+                json_object_put(st);
+                fflush(stdout);
+                if (!watch)
+                        return 0;
+                struct timespec ts = { .tv_sec = (time_t) (watch / USEC_PER_SEC), .tv_nsec = (long) (watch % USEC_PER_SEC) * 1000 };
+                nanosleep(&ts, NULL);
+        }
+}

@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "control.h"
+#include "decision-log.h"
+#include "manager.h"
+#include "memgov/fileio.h"
+#include "memgov/format.h"
+#include "memgov/log.h"
+#include "memgov/policy-file.h"
+#include "memgov/trace.h"
+#include "memgov/units.h"
+
+static usec_t now_clock(clockid_t c) {
+        struct timespec ts;
+        clock_gettime(c, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
+
+static int32_t local_utc_offset(usec_t wall) {
+        time_t t = (time_t) (wall / USEC_PER_SEC);
+        struct tm tm;
+        if (!localtime_r(&t, &tm))
+                return 0;
+        return (int32_t) tm.tm_gmtoff;
+}
+
+void target_instance_name(const TargetSpec *t, char *buf, size_t size) {
+        const char *v = t->value;
+        char tmp[300];
+
+        switch (t->kind) {
+        case TARGET_UNIT: {
+                const char *dot = strrchr(v, '.');
+                size_t n = dot && streq(dot, ".service") ? (size_t) (dot - v) : strlen(v);
+                snprintf(tmp, sizeof(tmp), "%.*s", (int) n, v);
+                break;
+        }
+        case TARGET_CGROUP:
+                snprintf(tmp, sizeof(tmp), "cgroup%s%s", v[0] == '/' ? "" : "-", v);
+                break;
+        case TARGET_PID:
+                snprintf(tmp, sizeof(tmp), "pid-%d", (int) t->pid);
+                break;
+        default:
+                snprintf(tmp, sizeof(tmp), "%s", v[0] ? v : TARGET_DEFAULT_PROCESSES);
+                char *comma = strchr(tmp, ',');
+                if (comma)
+                        *comma = '\0';
+                break;
+        }
+        /* A file name: no slashes, nothing a shell or a path would choke on. */
+        size_t j = 0;
+        for (size_t i = 0; tmp[i] && j + 1 < size; i++) {
+                char c = tmp[i];
+                if (c == '/')
+                        c = j == 0 ? 0 : '-';
+                else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                           c == '_' || c == '.' || c == '@'))
+                        c = '_';
+                if (c)
+                        buf[j++] = c;
+        }
+        buf[j] = '\0';
+        if (j == 0)
+                snprintf(buf, size, "memgov");
+}
+
+/* ---- target event sources: PSI trigger, memory.events, process exit ---- */
+
+static int on_psi(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        if (revents & EPOLLERR) {
+                /* The cgroup went away under the trigger. */
+                log_debug("PSI trigger: error event, the cgroup is probably gone");
+                sd_event_source_set_enabled(s, SD_EVENT_OFF);
+                manager_tick(m, "cgroup gone");
+                return 0;
+        }
+        m->psi_events++;
+        manager_tick(m, "psi");
+        return 0;
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        bool changed = false, gone = false;
+
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n <= 0)
+                        break;
+                for (char *p = buf; p < buf + n;) {
+                        struct inotify_event *ev = (struct inotify_event *) p;
+                        if (ev->mask & IN_MODIFY)
+                                changed = true;
+                        if (ev->mask & (IN_IGNORED | IN_DELETE_SELF))
+                                gone = true;
+                        p += sizeof(*ev) + ev->len;
+                }
+        }
+        if (changed) {
+                m->events_notifications++;
+                manager_tick(m, "memory.events");
+        } else if (gone)
+                manager_tick(m, "cgroup gone");
+        return 0;
+}
+
+static int on_pidfd(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        manager_tick(m, "process exit");
+        return 0;
+}
+
+static void detach_target(Manager *m) {
+        m->psi_source = sd_event_source_disable_unref(m->psi_source);
+        m->events_source = sd_event_source_disable_unref(m->events_source);
+        m->pidfd_source = sd_event_source_disable_unref(m->pidfd_source);
+        if (m->psi_fd >= 0)
+                close(m->psi_fd);
+        if (m->inotify_fd >= 0)
+                close(m->inotify_fd);
+        if (m->pidfd >= 0)
+                close(m->pidfd);
+        m->psi_fd = m->inotify_fd = m->pidfd = -1;
+}
+
+/* A PSI trigger on memory.pressure: "some 150000 2000000" wakes us when tasks were stalled
+ * 150 ms within any 2 s window. Without it we still sample on the timer. */
+static int arm_psi(Manager *m) {
+        char trigger[64];
+        int r;
+
+        m->psi_fd = openat(m->target.cgroup_fd, "memory.pressure", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        if (m->psi_fd < 0)
+                return log_warning_errno(negative_errno(), "PSI: cannot open memory.pressure of %s: %m; "
+                                         "sampling on the timer only", m->target.cgroup);
+        snprintf(trigger, sizeof(trigger), "%s %" PRIu64 " %" PRIu64, m->policy.psi_type == PSI_FULL ? "full" : "some",
+                 m->policy.psi_stall, m->policy.psi_window);
+        if (write(m->psi_fd, trigger, strlen(trigger) + 1) < 0) {
+                r = negative_errno();
+                close(m->psi_fd);
+                m->psi_fd = -1;
+                return log_warning_errno(r, "PSI: the kernel refused the trigger \"%s\" on %s: %m%s", trigger,
+                                         m->target.cgroup,
+                                         r == -EINVAL ? " (without CAP_SYS_RESOURCE the window must be a multiple of 2s)"
+                                                      : "");
+        }
+        r = sd_event_add_io(m->event, &m->psi_source, m->psi_fd, EPOLLPRI, on_psi, m);
+        if (r < 0)
+                return log_warning_errno(r, "PSI: cannot watch the trigger: %m");
+        log_debug("PSI trigger \"%s\" armed on %s", trigger, m->target.cgroup);
+        return 0;
+}
+
+static int watch_events(Manager *m) {
+        char path[128];
+        int r;
+
+        m->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (m->inotify_fd < 0)
+                return log_warning_errno(negative_errno(), "inotify: %m; memory.events is read on each sample only");
+        /* Through our own descriptor of the cgroup: the root stays injectable. */
+        snprintf(path, sizeof(path), "/proc/self/fd/%d/memory.events", m->target.cgroup_fd);
+        if (inotify_add_watch(m->inotify_fd, path, IN_MODIFY) < 0)
+                return log_warning_errno(negative_errno(), "inotify: cannot watch memory.events of %s: %m",
+                                         m->target.cgroup);
+        r = sd_event_add_io(m->event, &m->events_source, m->inotify_fd, EPOLLIN, on_inotify, m);
+        if (r < 0)
+                return log_warning_errno(r, "inotify: %m");
+        return 0;
+}
+
+static int watch_process(Manager *m) {
+        int r;
+
+        m->pidfd = (int) syscall(SYS_pidfd_open, m->target.pid, 0);
+        if (m->pidfd < 0)
+                return log_debug("pidfd_open(%d): %m; the exit is noticed at the next sample", (int) m->target.pid);
+        r = sd_event_add_io(m->event, &m->pidfd_source, m->pidfd, EPOLLIN, on_pidfd, m);
+        if (r < 0)
+                return log_warning_errno(r, "cannot watch the server process: %m");
+        return 0;
+}
+
+static void attach_target(Manager *m) {
+        detach_target(m);
+        if (m->target.has_cgroup && !m->opts.record_only) {
+                (void) arm_psi(m);
+                (void) watch_events(m);
+        }
+        if (m->target.pid > 0 && !m->opts.roots.proc_root)
+                (void) watch_process(m);
+        sampler_set_target(&m->sampler, m->target.has_cgroup ? m->target.cgroup_fd : -1, m->target.pid,
+                           m->target.starttime);
+}
+
+/* Resolves (again) what we govern. Logs each change of situation once. */
+static bool resolve(Manager *m) {
+        char why[512];
+        int r = target_resolve(&m->target, &m->roots, m->bus, why, sizeof(why));
+        if (r < 0) {
+                if (!streq(why, m->waiting)) {
+                        snprintf(m->waiting, sizeof(m->waiting), "%s", why);
+                        if (r == -ESRCH)
+                                log_notice("waiting for the target: %s", why);
+                        else
+                                log_error_errno(r, "target: %s", why);
+                        sd_notifyf(false, "STATUS=waiting: %s", why);
+                }
+                detach_target(m);
+                sampler_set_target(&m->sampler, -1, 0, 0);
+                return false;
+        }
+        m->waiting[0] = '\0';
+        if (!m->opts.quiet)
+                log_struct(LOG_NOTICE, MESSAGE_ID_TARGET, NULL, "%s %s%s", m->opts.record_only ? "recording" : "governing",
+                           m->target.description, m->opts.dry_run && !m->opts.record_only ? " (dry run)" : "");
+        attach_target(m);
+        return true;
+}
+
+/* ---- the tick ---- */
+
+static void remember(Manager *m, const EngineOutput *out, const Decision *d, const char *line, const ActionResult *res) {
+        HistoryEntry *h = &m->history[(m->history_head + m->history_n) % MANAGER_HISTORY];
+        if (m->history_n == MANAGER_HISTORY)
+                m->history_head = (m->history_head + 1) % MANAGER_HISTORY;
+        else
+                m->history_n++;
+        *h = (HistoryEntry) { .mono = out->now, .wall = out->wall, .utc_offset = out->utc_offset, .decision = *d };
+        snprintf(h->line, sizeof(h->line), "%s", line);
+        if (res) {
+                snprintf(h->result, sizeof(h->result), "%s", res->detail);
+                h->error = res->error;
+        }
+}
+
+static void act_on(Manager *m, const EngineOutput *out) {
+        ActionContext ctx = { .target = &m->target, .policy = &m->policy, .bus = m->bus, .dry_run = m->opts.dry_run };
+
+        for (unsigned i = 0; i < out->n_decisions; i++) {
+                const Decision *d = &out->decisions[i];
+                char line[640];
+                ActionResult res;
+
+                decision_log(out, d, m->opts.dry_run, &m->target, line, sizeof(line));
+                if (!decision_is_action(d->kind)) {
+                        remember(m, out, d, line, NULL);
+                        continue;
+                }
+                actuator_run(m->ops, m->ops_userdata, &ctx, d, &res);
+                action_result_log(d, &res, m->opts.dry_run);
+                action_feedback_add(&m->feedback, d, &res);
+                remember(m, out, d, line, &res);
+        }
+}
+
+static void update_status(Manager *m, const EngineOutput *out) {
+        char ws[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+        if (out->budget == SIZE_UNKNOWN) {
+                sd_notifyf(false, "STATUS=%s: no budget", m->target.description);
+                return;
+        }
+        sd_notifyf(false, "STATUS=%s%s: level %s, working set %s = %u%% of %s, OOM %s%s", m->opts.dry_run ? "dry run, " : "",
+                   m->target.description, level_to_string(out->level), format_bytes(ws, out->ws), out->ws_bp / 100,
+                   format_bytes(b, out->budget), out->eta == USEC_INFINITY ? "not in sight" : "in ",
+                   out->eta == USEC_INFINITY ? "" : format_timespan(t, out->eta));
+}
+
+static void write_record(Manager *m, const Sample *s) {
+        char row[TRACE_LINE_MAX];
+        if (!m->record || trace_format_row(s, row, sizeof(row)) < 0)
+                return;
+        /* Line by line: a trace cut short by a crash is still a trace. */
+        if (fprintf(m->record, "%s\n", row) < 0 || fflush(m->record) != 0) {
+                log_error_errno(negative_errno(), "writing %s: %m; recording stops", m->opts.record_path);
+                fclose(m->record);
+                m->record = NULL;
+        }
+}
+
+static void arm_timer(Manager *m, usec_t delay) {
+        usec_t now = now_clock(CLOCK_MONOTONIC);
+        sd_event_source_set_time(m->timer, now + delay);
+        sd_event_source_set_enabled(m->timer, SD_EVENT_ONESHOT);
+}
+
+void manager_tick(Manager *m, const char *reason) {
+        Sample s;
+        EngineOutput out;
+
+        if (m->exiting)
+                return;
+        m->ticks++;
+        if (!m->target.resolved && !resolve(m)) {
+                arm_timer(m, m->policy.interval);
+                return;
+        }
+
+        usec_t mono = now_clock(CLOCK_MONOTONIC), wall = now_clock(CLOCK_REALTIME);
+        int r = sampler_read(&m->sampler, mono, wall, local_utc_offset(wall), now_clock(CLOCK_BOOTTIME), &s);
+        if (r == -ENOENT || r == -ESRCH || m->sampler.process_error == -ESRCH) {
+                log_notice("%s: %s; looking for it again", m->target.description,
+                           r == -ENOENT ? "the cgroup is gone" : "the server process is gone");
+                target_release(&m->target);
+                if (!resolve(m)) {
+                        arm_timer(m, m->policy.interval);
+                        return;
+                }
+                mono = now_clock(CLOCK_MONOTONIC);
+                wall = now_clock(CLOCK_REALTIME);
+                r = sampler_read(&m->sampler, mono, wall, local_utc_offset(wall), now_clock(CLOCK_BOOTTIME), &s);
+        }
+        if (r < 0) {
+                log_warning_errno(r, "cannot sample %s: %m", m->target.description);
+                arm_timer(m, m->policy.interval);
+                return;
+        }
+        if (m->sampler.cgroup_error < 0 && m->sampler.cgroup_error != -ENOENT)
+                log_debug("reading the cgroup of %s: %s", m->target.description, strerror(-m->sampler.cgroup_error));
+
+        action_feedback_apply(&m->feedback, &s);
+        if (m->opts.record_only) {
+                write_record(m, &s);
+                m->last_sample = s;
+                arm_timer(m, m->opts.record_interval);
+                return;
+        }
+        engine_step(m->engine, &m->policy, &s, s.mono, &out);
+        m->last = out;
+        m->have_last = true;
+        m->last_sample = s;
+        m->last_tick = s.mono;
+
+        write_record(m, &s);
+        log_debug("tick (%s): level %s, %u decision(s)", reason, level_to_string(out.level), out.n_decisions);
+        act_on(m, &out);
+        update_status(m, &out);
+        arm_timer(m, out.next_sample);
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        manager_tick(userdata, "timer");
+        return 0;
+}
+
+static int on_stop(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        log_info("ran for the requested duration");
+        m->exiting = true;
+        return sd_event_exit(m->event, 0);
+}
+
+/* ---- signals ---- */
+
+static void policy_problem(void *userdata, const char *message) {
+        log_error("%s", message);
+}
+
+static int load_policy(Manager *m, Policy *p, char *origin, size_t origin_size) {
+        int r = policy_load_default(p);
+        if (r < 0)
+                return log_error_errno(r, "the embedded default policy does not load: %m");
+        if (!m->opts.policy_path) {
+                snprintf(origin, origin_size, "embedded default");
+                return 0;
+        }
+        r = policy_load_file(m->opts.policy_path, p, policy_problem, NULL);
+        if (r != 0)
+                return r < 0 ? r : -EINVAL;
+        snprintf(origin, origin_size, "%s over the embedded default", m->opts.policy_path);
+        return 0;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        Policy *p = malloc(sizeof(Policy));
+        char origin[512];
+
+        if (!p)
+                return 0;
+        sd_notify(false, "RELOADING=1");
+        if (load_policy(m, p, origin, sizeof(origin)) < 0)
+                log_error("reload: the policy has errors; keeping the one in use (%s)", m->policy_origin);
+        else {
+                if (m->opts.dry_run)
+                        p->dry_run = true;
+                bool psi_changed = p->psi_type != m->policy.psi_type || p->psi_stall != m->policy.psi_stall ||
+                                   p->psi_window != m->policy.psi_window;
+                engine_set_policy(m->engine, &m->policy, p);
+                m->policy = *p;
+                snprintf(m->policy_origin, sizeof(m->policy_origin), "%s", origin);
+                log_notice("reload: policy %s in use", origin);
+                if (psi_changed && m->target.resolved)
+                        attach_target(m);
+        }
+        free(p);
+        sd_notify(false, "READY=1");
+        return 0;
+}
+
+static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        log_info("%s: stopping", strsignal((int) si->ssi_signo));
+        m->exiting = true;
+        sd_notify(false, "STOPPING=1");
+        return sd_event_exit(m->event, 0);
+}
+
+/* ---- life cycle ---- */
+
+int manager_new(const ManagerOptions *o, Manager **ret) {
+        char message[1024];
+        int r;
+
+        Manager *m = calloc(1, sizeof(Manager));
+        if (!m)
+                return log_error_errno(-ENOMEM, "out of memory");
+        m->opts = *o;
+        m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = -1;
+        m->target.cgroup_fd = -1;
+        m->roots.cgroup_fd = m->roots.proc_fd = -1;
+
+        r = load_policy(m, &m->policy, m->policy_origin, sizeof(m->policy_origin));
+        if (r < 0)
+                goto fail;
+        if (m->policy.dry_run)
+                m->opts.dry_run = true;
+        m->policy.dry_run = m->opts.dry_run;
+        m->last_good = m->policy;
+
+        r = roots_open(&m->roots, &o->roots, message, sizeof(message));
+        if (r < 0) {
+                log_error_errno(r, "%s", message);
+                goto fail;
+        }
+        if (message[0])
+                log_warning("%s", message);
+
+        if (o->target.kind == TARGET_UNIT || !o->roots.proc_root) {
+                r = sd_bus_open_system(&m->bus);
+                if (r < 0) {
+                        if (o->target.kind == TARGET_UNIT) {
+                                log_error_errno(r, "cannot connect to the system bus to find %s: %m", o->target.value);
+                                goto fail;
+                        }
+                        m->bus = NULL;
+                }
+        }
+
+        target_init(&m->target, &o->target);
+        target_instance_name(&o->target, m->instance, sizeof(m->instance));
+        r = sampler_init(&m->sampler, &m->roots);
+        if (r < 0)
+                goto fail;
+
+        m->engine = calloc(1, sizeof(Engine));
+        if (!m->engine) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        EngineOptions eo = { .simulate = m->opts.dry_run, .page_size = (uint64_t) sysconf(_SC_PAGESIZE) };
+        engine_init(m->engine, &m->policy, &eo);
+
+        m->ops = o->ops ? o->ops : &actuator_ops_dry_run;
+        m->ops_userdata = o->ops_userdata;
+
+        if (o->record_path) {
+                m->record = fopen(o->record_path, "we");
+                if (!m->record) {
+                        r = log_error_errno(negative_errno(), "cannot write %s: %m", o->record_path);
+                        goto fail;
+                }
+                char header[2048];
+                trace_format_header(header, sizeof(header));
+                fprintf(m->record, "# memgov trace: %s\n%s\n", m->policy_origin, header);
+                fflush(m->record);
+        }
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                goto fail;
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        if ((r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m)) < 0)
+                goto fail;
+        (void) sd_event_set_watchdog(m->event, true);
+
+        r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, m);
+        if (r < 0)
+                goto fail;
+        if (o->duration > 0) {
+                r = sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, o->duration, 1000, on_stop, m);
+                if (r < 0)
+                        goto fail;
+        }
+
+        if (!o->socket_path || o->socket_path[0]) {
+                if (o->socket_path)
+                        snprintf(m->socket_path, sizeof(m->socket_path), "%s", o->socket_path);
+                else
+                        snprintf(m->socket_path, sizeof(m->socket_path), "/run/memgov/%s.sock", m->instance);
+                r = control_listen(m);
+                if (r < 0)
+                        goto fail;
+        }
+
+        m->started = now_clock(CLOCK_MONOTONIC);
+        if (!o->quiet && !o->record_only)
+                log_info("policy: %s%s", m->policy_origin, m->opts.dry_run ? "; dry run: nothing will be changed" : "");
+        *ret = m;
+        return 0;
+fail:
+        manager_free(m);
+        return r < 0 ? r : -EINVAL;
+}
+
+int manager_run(Manager *m) {
+        manager_tick(m, "start");
+        sd_notify(false, "READY=1");
+        return sd_event_loop(m->event);
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        detach_target(m);
+        control_close(m);
+        m->timer = sd_event_source_disable_unref(m->timer);
+        target_release(&m->target);
+        sampler_done(&m->sampler);
+        roots_close(&m->roots);
+        if (m->record)
+                fclose(m->record);
+        free(m->engine);
+        sd_bus_flush_close_unref(m->bus);
+        sd_event_unref(m->event);
+        free(m);
+        return NULL;
+}

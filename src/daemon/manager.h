@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdio.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "memgov/actuator.h"
+#include "memgov/engine.h"
+#include "memgov/roots.h"
+#include "memgov/sampler.h"
+#include "memgov/target.h"
+
+/* The Manager owns the event loop: it samples the target on a timer, on PSI triggers, on
+ * memory.events changes and when the server process exits; runs the engine; hands decisions to
+ * the actuators; answers `memgov status` on its control socket. */
+
+#define MANAGER_HISTORY 64
+
+typedef struct ManagerOptions {
+        TargetSpec target;
+        const char *policy_path; /* NULL = the embedded default */
+        bool dry_run;
+        RootsOptions roots;
+        const char *socket_path; /* NULL = /run/memgov/<instance>.sock; "" = none */
+        const char *record_path; /* write every sample as a trace */
+        usec_t duration;         /* stop after this long (tests, demos); 0 = run until told */
+        const ActuatorOps *ops;  /* NULL = chosen from dry_run */
+        void *ops_userdata;
+        /* memgov record: sample every record_interval and write the trace; decide nothing. */
+        bool record_only;
+        usec_t record_interval;
+        bool quiet; /* one-shot snapshots: no "governing ..." line */
+} ManagerOptions;
+
+typedef struct HistoryEntry {
+        usec_t mono, wall;
+        int32_t utc_offset;
+        Decision decision;
+        char line[640];   /* as the logs print it */
+        char result[512]; /* what the actuator did, or why it failed */
+        int error;
+} HistoryEntry;
+
+typedef struct Manager {
+        ManagerOptions opts;
+        sd_event *event;
+        sd_bus *bus;
+        Roots roots;
+        Target target;
+        Sampler sampler;
+        Policy policy, last_good;
+        char policy_origin[512];
+        Engine *engine;
+        const ActuatorOps *ops;
+        void *ops_userdata;
+        ActionFeedback feedback;
+
+        sd_event_source *timer, *psi_source, *events_source, *pidfd_source, *control_source;
+        int psi_fd, inotify_fd, pidfd, control_fd;
+        char instance[128];
+        char socket_path[256];
+
+        FILE *record;
+        usec_t started;
+        usec_t last_tick;
+        unsigned long ticks, psi_events, events_notifications;
+        char waiting[512]; /* why there is nothing to sample right now, "" when there is */
+        char notice[512];
+        EngineOutput last;
+        bool have_last;
+        Sample last_sample;
+        HistoryEntry history[MANAGER_HISTORY];
+        unsigned history_n, history_head;
+        bool exiting;
+} Manager;
+
+int manager_new(const ManagerOptions *o, Manager **ret);
+int manager_run(Manager *m);
+Manager *manager_free(Manager *m);
+
+/* Runs one tick now (sample, decide, act): the event sources all end up here. reason says
+ * what woke us ("timer", "psi", "memory.events", "process exit", "start"). */
+void manager_tick(Manager *m, const char *reason);
+
+/* The status document `memgov status` prints. */
+struct json_object *manager_status_json(const Manager *m);
+
+/* "mariadb.service" -> "mariadb", "/system.slice/x" -> "system.slice-x": a file name. */
+void target_instance_name(const TargetSpec *t, char *buf, size_t size);

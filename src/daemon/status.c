@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <json-c/json.h>
+#include <time.h>
+
+#include "manager.h"
+#include "memgov/json-output.h"
+#include "memgov/units.h"
+
+#ifndef MEMGOV_VERSION
+#define MEMGOV_VERSION "unknown"
+#endif
+
+static json_object *u64_or_max(uint64_t v) {
+        return v == SIZE_UNLIMITED ? json_object_new_string("max") : json_object_new_uint64(v);
+}
+
+static json_object *target_json(const Manager *m) {
+        json_object *t = json_object_new_object();
+        json_object_object_add(t, "kind", json_object_new_string(target_kind_to_string(m->target.spec.kind)));
+        json_object_object_add(t, "spec", json_object_new_string(m->target.spec.kind == TARGET_PID ? "" : m->target.spec.value));
+        json_object_object_add(t, "resolved", json_object_new_boolean(m->target.resolved));
+        json_object_object_add(t, "description",
+                               m->target.resolved ? json_object_new_string(m->target.description) : NULL);
+        json_object_object_add(t, "waiting", m->waiting[0] ? json_object_new_string(m->waiting) : NULL);
+        json_object_object_add(t, "cgroup", m->target.has_cgroup ? json_object_new_string(m->target.cgroup) : NULL);
+        json_object_object_add(t, "pid", m->target.pid > 0 ? json_object_new_int(m->target.pid) : NULL);
+        return t;
+}
+
+static json_object *sample_json(const Sample *s) {
+        json_object *o = json_object_new_object();
+        if (s->has & SAMPLE_HAS_CGROUP) {
+                json_object *c = json_object_new_object();
+                json_object_object_add(c, "current", json_object_new_uint64(s->memory_current));
+                json_object_object_add(c, "high", u64_or_max(s->memory_high));
+                json_object_object_add(c, "max", u64_or_max(s->memory_max));
+                json_object_object_add(c, "anon", json_object_new_uint64(s->anon));
+                json_object_object_add(c, "file", json_object_new_uint64(s->file));
+                json_object_object_add(c, "inactive_file", json_object_new_uint64(s->inactive_file));
+                json_object_object_add(o, "memory", c);
+        }
+        if (s->has & SAMPLE_HAS_EVENTS) {
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "low", json_object_new_uint64(s->events.low));
+                json_object_object_add(e, "high", json_object_new_uint64(s->events.high));
+                json_object_object_add(e, "max", json_object_new_uint64(s->events.max));
+                json_object_object_add(e, "oom", json_object_new_uint64(s->events.oom));
+                json_object_object_add(e, "oom_kill", json_object_new_uint64(s->events.oom_kill));
+                json_object_object_add(o, "events", e);
+        }
+        if (s->has & SAMPLE_HAS_PSI) {
+                json_object *p = json_object_new_object();
+                json_object_object_add(p, "some_avg10", json_object_new_double(s->psi.some.avg10 / 100.0));
+                json_object_object_add(p, "some_avg60", json_object_new_double(s->psi.some.avg60 / 100.0));
+                json_object_object_add(p, "full_avg10",
+                                       s->psi.has_full ? json_object_new_double(s->psi.full.avg10 / 100.0) : NULL);
+                json_object_object_add(p, "full_avg60",
+                                       s->psi.has_full ? json_object_new_double(s->psi.full.avg60 / 100.0) : NULL);
+                json_object_object_add(o, "psi", p);
+        }
+        if (s->has & SAMPLE_HAS_PROCESS) {
+                json_object *p = json_object_new_object();
+                json_object_object_add(p, "pid", json_object_new_int(s->pid));
+                json_object_object_add(p, "rss", json_object_new_uint64(s->rss));
+                json_object_object_add(p, "rss_anon", json_object_new_uint64(s->rss_anon));
+                json_object_object_add(p, "threads", json_object_new_int((int) s->threads));
+                json_object_object_add(p, "anon_maps", json_object_new_int((int) s->anon_maps));
+                json_object_object_add(p, "uptime_s", (s->has & SAMPLE_HAS_UPTIME) ? json_object_new_uint64(s->uptime / USEC_PER_SEC) : NULL);
+                json_object_object_add(o, "process", p);
+        }
+        return o;
+}
+
+static json_object *actions_json(const Manager *m) {
+        json_object *a = json_object_new_object();
+        const Engine *e = m->engine;
+        static const struct {
+                ActionKind kind;
+                Level level;
+        } list[] = {
+                { ACTION_TRIM, LEVEL_TRIM },     { ACTION_SET_HIGH, LEVEL_THROTTLE }, { ACTION_SET_MAX, LEVEL_RESTART },
+                { ACTION_RESET, LEVEL_RESET },   { ACTION_RESTART, LEVEL_RESTART },
+        };
+        usec_t now = m->last_tick;
+        for (size_t i = 0; i < ELEMENTSOF(list); i++) {
+                const ActionState *st = &e->act[list[i].kind];
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "count", json_object_new_int((int) st->count));
+                json_object_object_add(o, "last_s_ago", st->last ? json_object_new_uint64((now - st->last) / USEC_PER_SEC) : NULL);
+                usec_t cd = m->policy.step[list[i].level].cooldown;
+                usec_t next = st->last ? st->last + cd : 0;
+                if (st->spent && st->backoff_until > next)
+                        next = st->backoff_until;
+                json_object_object_add(o, "ready_in_s", next > now ? json_object_new_uint64((next - now) / USEC_PER_SEC) : json_object_new_int(0));
+                json_object_object_add(o, "not_helping", json_object_new_boolean(st->spent));
+                json_object_object_add(o, "last_gain", st->count && !st->pending && (list[i].kind == ACTION_TRIM || list[i].kind == ACTION_RESET)
+                                                               ? json_object_new_int64(st->last_gain) : NULL);
+                json_object_object_add(a, action_kind_to_string(list[i].kind), o);
+        }
+        return a;
+}
+
+json_object *manager_status_json(const Manager *m) {
+        json_object *o = json_object_new_object(), *hist = json_object_new_array();
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        usec_t now = (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+
+        json_object_object_add(o, "version", json_object_new_string(MEMGOV_VERSION));
+        json_object_object_add(o, "instance", json_object_new_string(m->instance));
+        json_object_object_add(o, "target", target_json(m));
+        json_object_object_add(o, "cgroup_mode", json_object_new_string(cgroup_mode_to_string(m->roots.mode)));
+        json_object_object_add(o, "memory_controller_v2", json_object_new_boolean(m->roots.memory_v2));
+        json_object_object_add(o, "policy", json_object_new_string(m->policy_origin));
+        json_object_object_add(o, "dry_run", json_object_new_boolean(m->opts.dry_run));
+        json_object_object_add(o, "running_s", json_object_new_uint64((now - m->started) / USEC_PER_SEC));
+        json_object_object_add(o, "samples", json_object_new_uint64(m->ticks));
+        json_object_object_add(o, "psi_triggers", json_object_new_uint64(m->psi_events));
+        json_object_object_add(o, "memory_events_notifications", json_object_new_uint64(m->events_notifications));
+        json_object_object_add(o, "level", json_object_new_string(level_to_string(m->engine->level)));
+
+        if (m->have_last) {
+                const EngineOutput *out = &m->last;
+                json_object_object_add(o, "sampled_s_ago", json_object_new_uint64((now - out->now) / USEC_PER_SEC));
+                json_object_object_add(o, "working_set", out->ws == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->ws));
+                json_object_object_add(o, "budget", out->budget == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->budget));
+                json_object_object_add(o, "share_bp", json_object_new_int((int) out->ws_bp));
+                json_object_object_add(o, "slope_bytes_per_hour", out->trend_valid ? json_object_new_int64((int64_t) (out->slope * 3600.0)) : NULL);
+                json_object_object_add(o, "eta_s", out->eta == USEC_INFINITY ? NULL : json_object_new_uint64(out->eta / USEC_PER_SEC));
+                json_object_object_add(o, "sample", sample_json(&m->last_sample));
+        }
+        json_object_object_add(o, "memory_high_set", m->engine->high_known ? u64_or_max(m->engine->high_set) : NULL);
+        json_object_object_add(o, "actions", actions_json(m));
+        json_object_object_add(o, "restart_pending", json_object_new_boolean(m->engine->restart_pending));
+
+        for (unsigned i = 0; i < m->history_n; i++) {
+                const HistoryEntry *h = &m->history[(m->history_head + i) % MANAGER_HISTORY];
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "time", time_json(h->mono, h->wall, h->utc_offset, m->started));
+                json_object_object_add(e, "kind", json_object_new_string(decision_kind_to_string(h->decision.kind)));
+                json_object_object_add(e, "level", json_object_new_string(level_to_string(h->decision.level)));
+                json_object_object_add(e, "line", json_object_new_string(h->line));
+                json_object_object_add(e, "result", h->result[0] ? json_object_new_string(h->result) : NULL);
+                json_object_object_add(e, "error", h->error ? json_object_new_int(h->error) : NULL);
+                json_object_array_add(hist, e);
+        }
+        json_object_object_add(o, "history", hist);
+        return o;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memgov/fileio.h"
+#include "memgov/parse-cgroup.h"
+#include "memgov/parse-proc.h"
+#include "memgov/sampler.h"
+
+int sampler_init(Sampler *s, const Roots *roots) {
+        *s = (Sampler) { .roots = roots, .cgroup_fd = -1, .maps_every = 60 };
+        s->clk_tck = sysconf(_SC_CLK_TCK);
+        if (s->clk_tck <= 0)
+                s->clk_tck = 100;
+        s->buf = malloc(SAMPLER_FILE_MAX);
+        s->maps = malloc(SAMPLER_MAPS_MAX);
+        if (!s->buf || !s->maps) {
+                sampler_done(s);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+void sampler_done(Sampler *s) {
+        free(s->buf);
+        free(s->maps);
+        s->buf = s->maps = NULL;
+}
+
+void sampler_set_target(Sampler *s, int cgroup_fd, pid_t pid, uint64_t starttime) {
+        s->cgroup_fd = cgroup_fd;
+        s->pid = pid;
+        s->starttime = starttime;
+        s->tick = 0;
+        s->anon_maps = 0;
+}
+
+static ssize_t read_at(Sampler *s, int dirfd, const char *path) {
+        return read_small_file_at(dirfd, path, s->buf, SAMPLER_FILE_MAX);
+}
+
+/* A cgroup that is gone reads as ENOENT (or ENODEV for a removed directory still open). */
+static int gone(int r) {
+        return r == -ENOENT || r == -ENODEV ? -ENOENT : r;
+}
+
+static int read_cgroup(Sampler *s, Sample *ret) {
+        MemoryStat st;
+        ssize_t n;
+        int r;
+
+        if ((n = read_at(s, s->cgroup_fd, "memory.current")) < 0)
+                return gone((int) n);
+        if ((r = parse_cgroup_value(s->buf, (size_t) n, &ret->memory_current)) < 0)
+                return r;
+        if ((n = read_at(s, s->cgroup_fd, "memory.high")) < 0)
+                return gone((int) n);
+        if ((r = parse_cgroup_value(s->buf, (size_t) n, &ret->memory_high)) < 0)
+                return r;
+        if ((n = read_at(s, s->cgroup_fd, "memory.max")) < 0)
+                return gone((int) n);
+        if ((r = parse_cgroup_value(s->buf, (size_t) n, &ret->memory_max)) < 0)
+                return r;
+        if ((n = read_at(s, s->cgroup_fd, "memory.stat")) < 0)
+                return gone((int) n);
+        if ((r = parse_memory_stat(s->buf, (size_t) n, &st)) < 0)
+                return r;
+        ret->anon = st.anon;
+        ret->file = st.file;
+        ret->inactive_file = st.inactive_file;
+        ret->active_file = st.active_file;
+        ret->shmem = st.shmem;
+        ret->has |= SAMPLE_HAS_CGROUP;
+
+        if ((n = read_at(s, s->cgroup_fd, "memory.events")) >= 0 &&
+            parse_memory_events(s->buf, (size_t) n, &ret->events) == 0)
+                ret->has |= SAMPLE_HAS_EVENTS;
+        /* memory.pressure exists only with PSI enabled in the kernel (psi=1). */
+        if ((n = read_at(s, s->cgroup_fd, "memory.pressure")) >= 0 && parse_psi(s->buf, (size_t) n, &ret->psi) == 0)
+                ret->has |= SAMPLE_HAS_PSI;
+        return 0;
+}
+
+static int read_process(Sampler *s, usec_t boottime, Sample *ret) {
+        char path[64];
+        ProcStat pst;
+        ProcStatus st;
+        ssize_t n;
+        int r;
+
+        snprintf(path, sizeof(path), "%d/stat", (int) s->pid);
+        if ((n = read_at(s, s->roots->proc_fd, path)) < 0)
+                return n == -ENOENT ? -ESRCH : (int) n;
+        if ((r = parse_proc_stat(s->buf, (size_t) n, &pst)) < 0)
+                return r;
+        /* Same pid, another process: the server we knew is gone. */
+        if (s->starttime != 0 && pst.starttime != s->starttime)
+                return -ESRCH;
+        if (pst.state == 'Z' || pst.state == 'X')
+                return -ESRCH;
+
+        snprintf(path, sizeof(path), "%d/status", (int) s->pid);
+        if ((n = read_at(s, s->roots->proc_fd, path)) < 0)
+                return n == -ENOENT ? -ESRCH : (int) n;
+        if ((r = parse_proc_status(s->buf, (size_t) n, &st)) < 0)
+                return r;
+
+        if (s->tick % s->maps_every == 0) {
+                ProcMaps m;
+                snprintf(path, sizeof(path), "%d/maps", (int) s->pid);
+                n = read_small_file_at(s->roots->proc_fd, path, s->maps, SAMPLER_MAPS_MAX);
+                if (n >= 0 && parse_proc_maps(s->maps, (size_t) n, &m) == 0)
+                        s->anon_maps = m.anon_rw;
+        }
+
+        ret->pid = s->pid;
+        ret->rss = st.vm_rss;
+        ret->rss_anon = st.rss_anon;
+        ret->threads = st.threads;
+        ret->anon_maps = s->anon_maps;
+        ret->has |= SAMPLE_HAS_PROCESS;
+
+        usec_t started = pst.starttime * USEC_PER_SEC / (usec_t) s->clk_tck;
+        if (boottime >= started) {
+                ret->uptime = boottime - started;
+                ret->has |= SAMPLE_HAS_UPTIME;
+        }
+        return 0;
+}
+
+static void read_host(Sampler *s, Sample *ret) {
+        MemInfo mi;
+        ssize_t n = read_at(s, s->roots->proc_fd, "meminfo");
+        if (n >= 0 && parse_meminfo(s->buf, (size_t) n, &mi) == 0) {
+                ret->host_total = mi.total;
+                ret->has |= SAMPLE_HAS_HOST;
+        }
+}
+
+int sampler_read(Sampler *s, usec_t mono, usec_t wall, int32_t utc_offset, usec_t boottime, Sample *ret) {
+        *ret = (Sample) { .mono = mono, .wall = wall, .utc_offset = utc_offset, .has = SAMPLE_HAS_WALL };
+
+        s->cgroup_error = s->cgroup_fd >= 0 ? read_cgroup(s, ret) : 0;
+        s->process_error = s->pid > 0 ? read_process(s, boottime, ret) : 0;
+        s->tick++;
+        read_host(s, ret);
+
+        if (s->cgroup_error == -ENOENT && !(ret->has & SAMPLE_HAS_PROCESS))
+                return -ENOENT;
+        if (s->process_error == -ESRCH && !(ret->has & SAMPLE_HAS_CGROUP))
+                return -ESRCH;
+        return 0;
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memgov/fileio.h"
+#include "memgov/parse-cgroup.h"
+#include "memgov/parse-proc.h"
+#include "memgov/target.h"
+
+static const char *const kind_names[_TARGET_KIND_MAX] = {
+        [TARGET_UNIT] = "unit",
+        [TARGET_CGROUP] = "cgroup",
+        [TARGET_PID] = "pid",
+        [TARGET_PROCESS] = "process",
+};
+
+const char *target_kind_to_string(TargetKind k) {
+        return k >= 0 && k < _TARGET_KIND_MAX ? kind_names[k] : "invalid";
+}
+
+void target_init(Target *t, const TargetSpec *spec) {
+        *t = (Target) { .spec = *spec, .cgroup_fd = -1 };
+        if (t->spec.kind == TARGET_PROCESS && t->spec.value[0] == '\0')
+                snprintf(t->spec.value, sizeof(t->spec.value), "%s", TARGET_DEFAULT_PROCESSES);
+}
+
+void target_release(Target *t) {
+        if (t->cgroup_fd >= 0)
+                close(t->cgroup_fd);
+        t->cgroup_fd = -1;
+        t->resolved = false;
+}
+
+static bool name_in_list(const char *name, const char *list) {
+        size_t n = strlen(name);
+        for (const char *p = list; *p;) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t) (e - p) : strlen(p);
+                if (len == n && strncmp(p, name, n) == 0)
+                        return true;
+                p += len + (e ? 1 : 0);
+        }
+        return false;
+}
+
+static int read_comm(int proc_fd, pid_t pid, char *buf, size_t size) {
+        char path[64];
+        snprintf(path, sizeof(path), "%d/comm", (int) pid);
+        ssize_t n = read_small_file_at(proc_fd, path, buf, size);
+        if (n < 0)
+                return (int) n;
+        if (n > 0 && buf[n - 1] == '\n')
+                buf[n - 1] = '\0';
+        return 0;
+}
+
+static int read_stat(int proc_fd, pid_t pid, ProcStat *ret) {
+        char path[64], buf[1024];
+        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        ssize_t n = read_small_file_at(proc_fd, path, buf, sizeof(buf));
+        if (n < 0)
+                return n == -ENOENT ? -ESRCH : (int) n;
+        return parse_proc_stat(buf, (size_t) n, ret);
+}
+
+int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, size_t why_size) {
+        _cleanup_close_ int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        pid_t found[16];
+        unsigned n = 0;
+        DIR *d;
+        struct dirent *de;
+
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                snprintf(why, why_size, "cannot list processes: %m");
+                return negative_errno();
+        }
+        fd = -1; /* owned by d now */
+        while ((de = readdir(d))) {
+                char comm[64];
+                ProcStat st;
+                char *end;
+                long pid = strtol(de->d_name, &end, 10);
+                if (*end || pid <= 0)
+                        continue;
+                if (read_comm(dirfd(d), (pid_t) pid, comm, sizeof(comm)) < 0 || !name_in_list(comm, names))
+                        continue;
+                /* A server's helper processes (or threads shown as tasks) have it as parent. */
+                if (read_stat(dirfd(d), (pid_t) pid, &st) < 0)
+                        continue;
+                char pcomm[64];
+                if (st.ppid > 0 && read_comm(dirfd(d), st.ppid, pcomm, sizeof(pcomm)) == 0 && name_in_list(pcomm, names))
+                        continue;
+                if (n < ELEMENTSOF(found))
+                        found[n] = (pid_t) pid;
+                n++;
+        }
+        closedir(d);
+
+        if (n == 0) {
+                snprintf(why, why_size, "no process named %s is running", names);
+                return -ESRCH;
+        }
+        if (n > 1) {
+                int k = snprintf(why, why_size, "%u processes named %s (", n, names);
+                for (unsigned i = 0; i < MIN(n, (unsigned) ELEMENTSOF(found)) && k > 0 && (size_t) k < why_size; i++)
+                        k += snprintf(why + k, why_size - (size_t) k, "%s%d", i ? ", " : "", (int) found[i]);
+                if (k > 0 && (size_t) k < why_size)
+                        snprintf(why + k, why_size - (size_t) k, "): choose one with --pid or --unit");
+                return -ENOTUNIQ;
+        }
+        *ret = found[0];
+        return 0;
+}
+
+/* The server inside a cgroup: a process with a known server name in it or its children, else
+ * the first process listed. */
+static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth) {
+        char buf[16384];
+        pid_t first = 0;
+        ssize_t n = read_small_file_at(dirfd, "cgroup.procs", buf, sizeof(buf));
+
+        if (n > 0)
+                for (char *tok = strtok(buf, "\n"); tok; tok = strtok(NULL, "\n")) {
+                        char comm[64];
+                        pid_t pid = (pid_t) atoi(tok);
+                        if (pid <= 0)
+                                continue;
+                        if (!first)
+                                first = pid;
+                        if (read_comm(proc_fd, pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
+                                return pid;
+                }
+        if (depth == 0)
+                return first;
+
+        /* A pod or a slice: the server is further down. */
+        _cleanup_close_ int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d)
+                return first;
+        fd = -1;
+        struct dirent *de;
+        pid_t child = 0;
+        while (!child && (de = readdir(d))) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub >= 0)
+                        child = server_in_cgroup(proc_fd, sub, depth - 1);
+        }
+        closedir(d);
+        return child ? child : first;
+}
+
+static int cgroup_of_pid(const Roots *r, pid_t pid, char *buf, size_t size, char *why, size_t why_size) {
+        char path[64], text[8192];
+        ProcCgroup *pc = malloc(sizeof(ProcCgroup));
+        int ret;
+
+        if (!pc)
+                return -ENOMEM;
+        snprintf(path, sizeof(path), "%d/cgroup", (int) pid);
+        ssize_t n = read_small_file_at(r->proc_fd, path, text, sizeof(text));
+        if (n < 0) {
+                ret = n == -ENOENT ? -ESRCH : (int) n;
+                snprintf(why, why_size, "cannot read /proc/%d/cgroup: %s", (int) pid, strerror((int) -n));
+        } else if ((ret = parse_proc_cgroup(text, (size_t) n, pc)) < 0)
+                snprintf(why, why_size, "/proc/%d/cgroup: unexpected contents", (int) pid);
+        else if (!pc->has_unified) {
+                snprintf(why, why_size, "process %d is in no cgroup v2", (int) pid);
+                ret = -ENOENT;
+        } else if (strstr(pc->unified, "/..") || streq(pc->unified, "/..")) {
+                snprintf(why, why_size, "the cgroup of process %d (%s) is outside this cgroup namespace: "
+                         "mount the host's cgroup file system and give it with --cgroup-root", (int) pid, pc->unified);
+                ret = -EREMOTE;
+        } else {
+                snprintf(buf, size, "%s", pc->unified);
+                ret = 0;
+        }
+        free(pc);
+        return ret;
+}
+
+static int open_cgroup(Target *t, const Roots *r, char *why, size_t why_size) {
+        const char *rel = t->cgroup;
+        while (*rel == '/')
+                rel++;
+        if (*rel == '\0') {
+                snprintf(why, why_size, "the server is in the root cgroup, which has no memory limits to govern");
+                return -EINVAL;
+        }
+        t->cgroup_fd = openat(r->cgroup_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (t->cgroup_fd < 0) {
+                int e = negative_errno();
+                snprintf(why, why_size, "cannot open cgroup %s under %s: %s", t->cgroup, r->cgroup_path, strerror(-e));
+                return e == -ENOENT ? -ESRCH : e;
+        }
+        return 0;
+}
+
+static void describe(Target *t) {
+        char pid[64] = "";
+        if (t->pid > 0)
+                snprintf(pid, sizeof(pid), "%s pid %d", t->comm[0] ? t->comm : "process", (int) t->pid);
+        switch (t->spec.kind) {
+        case TARGET_UNIT:
+                snprintf(t->description, sizeof(t->description), "%s (%s%s%s)", t->spec.value,
+                         t->has_cgroup ? t->cgroup : "no cgroup v2", pid[0] ? ", " : "", pid);
+                break;
+        case TARGET_CGROUP:
+                snprintf(t->description, sizeof(t->description), "cgroup %s%s%s", t->cgroup, pid[0] ? " (" : "", pid);
+                if (pid[0])
+                        strncat(t->description, ")", sizeof(t->description) - strlen(t->description) - 1);
+                break;
+        default:
+                snprintf(t->description, sizeof(t->description), "%s%s%s%s", pid, t->has_cgroup ? " (" : "",
+                         t->has_cgroup ? t->cgroup : "", t->has_cgroup ? ")" : "");
+        }
+}
+
+int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why_size) {
+        int ret = 0;
+
+        target_release(t);
+        t->has_cgroup = false;
+        t->cgroup[0] = '\0';
+        t->pid = 0;
+        t->starttime = 0;
+        t->comm[0] = '\0';
+        why[0] = '\0';
+
+        switch (t->spec.kind) {
+        case TARGET_UNIT:
+                if (!bus) {
+                        snprintf(why, why_size, "no connection to systemd to look up %s", t->spec.value);
+                        return -ENOTCONN;
+                }
+                ret = unit_get_info(bus, t->spec.value, &t->unit, why, why_size);
+                if (ret < 0)
+                        return ret;
+                if (t->unit.control_group[0] == '\0') {
+                        snprintf(why, why_size, "%s is %s", t->spec.value, t->unit.active_state);
+                        return -ESRCH;
+                }
+                snprintf(t->cgroup, sizeof(t->cgroup), "%s", t->unit.control_group);
+                t->pid = t->unit.main_pid;
+                break;
+        case TARGET_CGROUP:
+                snprintf(t->cgroup, sizeof(t->cgroup), "%s%s", t->spec.value[0] == '/' ? "" : "/", t->spec.value);
+                break;
+        case TARGET_PID:
+                t->pid = t->spec.pid;
+                break;
+        case TARGET_PROCESS:
+                ret = find_server_process(r->proc_fd, t->spec.value, &t->pid, why, why_size);
+                if (ret < 0)
+                        return ret;
+                break;
+        default:
+                return -EINVAL;
+        }
+
+        if (t->cgroup[0] == '\0' && t->pid > 0 && r->cgroup_fd >= 0 && r->memory_v2) {
+                ret = cgroup_of_pid(r, t->pid, t->cgroup, sizeof(t->cgroup), why, why_size);
+                if (ret < 0)
+                        return ret;
+        }
+
+        if (t->cgroup[0] && r->cgroup_fd >= 0 && r->memory_v2) {
+                ret = open_cgroup(t, r, why, why_size);
+                if (ret < 0)
+                        return ret;
+                t->has_cgroup = true;
+                if (t->pid <= 0)
+                        t->pid = server_in_cgroup(r->proc_fd, t->cgroup_fd, 2);
+        } else if (t->spec.kind == TARGET_CGROUP) {
+                snprintf(why, why_size, "cgroup %s: %s", t->cgroup,
+                         r->cgroup_fd < 0 ? "no cgroup v2 hierarchy" : "the memory controller is not on cgroup v2");
+                return -EOPNOTSUPP;
+        }
+
+        if (t->pid > 0) {
+                ProcStat st;
+                if (read_stat(r->proc_fd, t->pid, &st) == 0) {
+                        t->starttime = st.starttime;
+                        (void) read_comm(r->proc_fd, t->pid, t->comm, sizeof(t->comm));
+                } else if (!t->has_cgroup) {
+                        snprintf(why, why_size, "process %d is not running", (int) t->pid);
+                        return -ESRCH;
+                } else
+                        t->pid = 0;
+        }
+        if (!t->has_cgroup && t->pid <= 0) {
+                snprintf(why, why_size, "nothing to watch: no cgroup and no process");
+                return -ESRCH;
+        }
+        t->resolved = true;
+        describe(t);
+        return 0;
+}
