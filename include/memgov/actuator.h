@@ -1,19 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include <systemd/sd-bus.h>
+#include <limits.h>
+#include <sys/types.h>
 
 #include "memgov/engine.h"
 #include "memgov/target.h"
 
-/* Actuators carry out what the engine decided. Each family is an ops table with three
- * implementations: real, dry-run (every step up to the side effect runs; the side effect is a
- * log line) and fake (records calls and can fail the Nth one, for fault-injection tests). */
+/* Actuators carry out what the engine decided. Each family is a function in an ops table;
+ * there are two tables: real and fake (records calls and fails the Nth one, for fault-injection
+ * tests). Dry run sits at the lowest layer of the real table: every step runs (files opened,
+ * threads chosen, sessions selected) and only the side effect becomes a "would ..." line. */
+
+/* What an actuator needs to know of the target: a copy, since actions run off the event loop. */
+typedef struct ActionTarget {
+        TargetKind kind;
+        char unit[256];        /* TARGET_UNIT */
+        char cgroup[PATH_MAX]; /* "" = no cgroup v2 */
+        int cgroup_fd;         /* owned by the job */
+        pid_t pid;
+        uint64_t starttime;
+        char description[768];
+} ActionTarget;
 
 typedef struct ActionContext {
-        const Target *target;
+        const ActionTarget *target;
         const Policy *policy;
-        sd_bus *bus;
         bool dry_run;
 } ActionContext;
 
@@ -21,23 +33,22 @@ typedef struct ActionResult {
         int error;        /* 0, or a negative errno */
         bool has_freed;   /* trim, reset: what it measured it freed */
         uint64_t freed;
+        uint64_t value;   /* limits: the value read back after the write */
         char detail[512]; /* what was done (or would have been), for the log and status */
 } ActionResult;
 
+typedef int (*actuator_fn)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
+
 typedef struct ActuatorOps {
         const char *name;
-        int (*trim)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
-        int (*set_high)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
-        int (*set_max)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
-        int (*reset)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
-        int (*restart)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
+        actuator_fn trim, set_high, set_max, reset, restart;
 } ActuatorOps;
 
-extern const ActuatorOps actuator_ops_dry_run;
+extern const ActuatorOps actuator_ops_real;
 extern const ActuatorOps actuator_ops_fake;
 
 /* The fake: every call is recorded; call number fail_nth (1-based, 0 = never) of any kind fails
- * with fail_errno, or every call of the kinds in fail_mask does. */
+ * with fail_errno, and so does every call of the kinds in fail_mask. */
 typedef struct FakeActuator {
         unsigned calls;
         unsigned calls_by_kind[_DECISION_KIND_MAX];
@@ -48,11 +59,12 @@ typedef struct FakeActuator {
         Decision last[_DECISION_KIND_MAX];
 } FakeActuator;
 
+void action_target_from(ActionTarget *ret, const Target *t);
 /* Runs one action decision through ops: fills ret (ret->error on failure). */
 void actuator_run(const ActuatorOps *ops, void *userdata, const ActionContext *c, const Decision *d,
                   ActionResult *ret);
 
-/* What the next sample tells the engine about the actions run since the previous one. */
+/* What the next sample tells the engine about the actions finished since the previous one. */
 typedef struct ActionFeedback {
         unsigned failed;
         unsigned reported;
@@ -61,3 +73,9 @@ typedef struct ActionFeedback {
 
 void action_feedback_add(ActionFeedback *f, const Decision *d, const ActionResult *r);
 void action_feedback_apply(ActionFeedback *f, Sample *s);
+
+/* ---- the families of the real table ---- */
+
+/* memory.high / memory.max: SetUnitProperties(runtime) for a unit, a cgroupfs write otherwise;
+ * read back and verified. */
+int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionResult *ret);

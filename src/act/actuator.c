@@ -20,6 +20,20 @@ static ActionKind action_of(DecisionKind k) {
         }
 }
 
+void action_target_from(ActionTarget *ret, const Target *t) {
+        *ret = (ActionTarget) {
+                .kind = t->spec.kind,
+                .cgroup_fd = -1,
+                .pid = t->pid,
+                .starttime = t->starttime,
+        };
+        if (t->spec.kind == TARGET_UNIT)
+                snprintf(ret->unit, sizeof(ret->unit), "%s", t->spec.value);
+        if (t->has_cgroup)
+                snprintf(ret->cgroup, sizeof(ret->cgroup), "%s", t->cgroup);
+        snprintf(ret->description, sizeof(ret->description), "%s", t->description);
+}
+
 void actuator_run(const ActuatorOps *ops, void *userdata, const ActionContext *c, const Decision *d,
                   ActionResult *ret) {
         int (*fn)(void *, const ActionContext *, const Decision *, ActionResult *) = NULL;
@@ -46,8 +60,7 @@ void actuator_run(const ActuatorOps *ops, void *userdata, const ActionContext *c
         }
         if (!fn) {
                 ret->error = -EOPNOTSUPP;
-                snprintf(ret->detail, sizeof(ret->detail), "%s: not available with the %s actuators",
-                         decision_kind_to_string(d->kind), ops->name);
+                snprintf(ret->detail, sizeof(ret->detail), "%s is not available", decision_kind_to_string(d->kind));
                 return;
         }
         int r = fn(userdata, c, d, ret);
@@ -80,60 +93,20 @@ void action_feedback_apply(ActionFeedback *f, Sample *s) {
         *f = (ActionFeedback) {};
 }
 
-/* ---- dry run: say exactly what would be done, do nothing ---- */
+/* ---- real ---- */
 
-static int dry_trim(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
-        snprintf(ret->detail, sizeof(ret->detail), "would trim the allocator of %s (method %s)",
-                 c->target->description, trim_method_to_string(d->trim_method));
-        return 0;
+static int real_high(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        return limits_set(c, "memory.high", d->value, ret);
 }
 
-static int dry_limit(const char *file, const ActionContext *c, const Decision *d, ActionResult *ret) {
-        char v[FORMAT_BYTES_MAX];
-        if (c->target->spec.kind == TARGET_UNIT)
-                snprintf(ret->detail, sizeof(ret->detail), "would set %s=%s on %s (runtime, through systemd)",
-                         streq(file, "memory.high") ? "MemoryHigh" : "MemoryMax", format_bytes(v, d->value),
-                         c->target->spec.value);
-        else
-                snprintf(ret->detail, sizeof(ret->detail), "would write %s to %s of cgroup %s", format_bytes(v, d->value),
-                         file, c->target->cgroup);
-        return 0;
+static int real_max(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        return limits_set(c, "memory.max", d->value, ret);
 }
 
-static int dry_high(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
-        return dry_limit("memory.high", c, d, ret);
-}
-
-static int dry_max(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
-        return dry_limit("memory.max", c, d, ret);
-}
-
-static int dry_reset(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
-        char m[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
-        snprintf(ret->detail, sizeof(ret->detail),
-                 "would reset up to %u session(s) of %s holding at least %s, idle at least %s first%s",
-                 d->reset_max, c->target->description, format_bytes(m, d->reset_min_memory),
-                 format_timespan(t, d->reset_min_idle), d->reset_in_trx ? ", sessions in transactions included" : "");
-        return 0;
-}
-
-static int dry_restart(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
-        if (c->target->spec.kind == TARGET_UNIT)
-                snprintf(ret->detail, sizeof(ret->detail), "would restart %s through systemd (RestartUnit)%s",
-                         c->target->spec.value, d->preflush ? ", flushing dirty pages first" : "");
-        else
-                snprintf(ret->detail, sizeof(ret->detail), "would send SIGTERM to %s through a pidfd%s",
-                         c->target->description, d->preflush ? ", flushing dirty pages first" : "");
-        return 0;
-}
-
-const ActuatorOps actuator_ops_dry_run = {
-        .name = "dry-run",
-        .trim = dry_trim,
-        .set_high = dry_high,
-        .set_max = dry_max,
-        .reset = dry_reset,
-        .restart = dry_restart,
+const ActuatorOps actuator_ops_real = {
+        .name = "real",
+        .set_high = real_high,
+        .set_max = real_max,
 };
 
 /* ---- fake: record, fail on demand ---- */

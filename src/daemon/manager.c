@@ -237,38 +237,109 @@ static bool resolve(Manager *m) {
 
 /* ---- the tick ---- */
 
-static void remember(Manager *m, const EngineOutput *out, const Decision *d, const char *line, const ActionResult *res) {
+static void remember(Manager *m, const EngineOutput *out, const Decision *d, const char *line, uint64_t job) {
         HistoryEntry *h = &m->history[(m->history_head + m->history_n) % MANAGER_HISTORY];
         if (m->history_n == MANAGER_HISTORY)
                 m->history_head = (m->history_head + 1) % MANAGER_HISTORY;
         else
                 m->history_n++;
-        *h = (HistoryEntry) { .mono = out->now, .wall = out->wall, .utc_offset = out->utc_offset, .decision = *d };
+        *h = (HistoryEntry) { .job = job, .mono = out->now, .wall = out->wall, .utc_offset = out->utc_offset, .decision = *d };
         snprintf(h->line, sizeof(h->line), "%s", line);
-        if (res) {
-                snprintf(h->result, sizeof(h->result), "%s", res->detail);
-                h->error = res->error;
+        if (job)
+                snprintf(h->result, sizeof(h->result), "in progress");
+}
+
+static void remember_result(Manager *m, const ActionJob *j) {
+        for (unsigned i = 0; i < m->history_n; i++) {
+                HistoryEntry *h = &m->history[(m->history_head + i) % MANAGER_HISTORY];
+                if (h->job != j->id)
+                        continue;
+                snprintf(h->result, sizeof(h->result), "%s", j->result.detail);
+                h->error = j->result.error;
         }
 }
 
-static void act_on(Manager *m, const EngineOutput *out) {
-        ActionContext ctx = { .target = &m->target, .policy = &m->policy, .bus = m->bus, .dry_run = m->opts.dry_run };
+/* How long an action may run before the engine hears it failed. */
+static usec_t action_timeout(DecisionKind k) {
+        switch (k) {
+        case DECISION_SET_HIGH:
+        case DECISION_SET_MAX:
+                return 10 * USEC_PER_SEC;
+        case DECISION_TRIM:
+                return 30 * USEC_PER_SEC;
+        case DECISION_RESET:
+                return 60 * USEC_PER_SEC;
+        default:
+                return 120 * USEC_PER_SEC;
+        }
+}
 
+static ActionKind action_kind_of(DecisionKind k) {
+        return k == DECISION_TRIM      ? ACTION_TRIM
+               : k == DECISION_SET_HIGH ? ACTION_SET_HIGH
+               : k == DECISION_SET_MAX  ? ACTION_SET_MAX
+               : k == DECISION_RESET    ? ACTION_RESET
+                                        : ACTION_RESTART;
+}
+
+static void act_on(Manager *m, const EngineOutput *out) {
         for (unsigned i = 0; i < out->n_decisions; i++) {
                 const Decision *d = &out->decisions[i];
                 char line[640];
-                ActionResult res;
 
                 decision_log(out, d, m->opts.dry_run, &m->target, line, sizeof(line));
                 if (!decision_is_action(d->kind)) {
-                        remember(m, out, d, line, NULL);
+                        remember(m, out, d, line, 0);
                         continue;
                 }
-                actuator_run(m->ops, m->ops_userdata, &ctx, d, &res);
-                action_result_log(d, &res, m->opts.dry_run);
-                action_feedback_add(&m->feedback, d, &res);
-                remember(m, out, d, line, &res);
+                ActionJob *job = m->scratch; /* the worker copies it */
+                job->decision = *d;
+                action_target_from(&job->target, &m->target);
+                job->target.cgroup_fd = m->target.cgroup_fd >= 0 ? fcntl(m->target.cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
+                job->policy = m->policy;
+                job->dry_run = m->opts.dry_run;
+                int r = action_worker_submit(&m->worker, job);
+                if (r < 0) {
+                        if (job->target.cgroup_fd >= 0)
+                                close(job->target.cgroup_fd);
+                        log_warning("%s dropped: the actions before it are still being carried out",
+                                    decision_kind_to_string(d->kind));
+                        m->feedback.failed |= 1u << action_kind_of(d->kind);
+                        remember(m, out, d, line, 0);
+                        continue;
+                }
+                remember(m, out, d, line, job->id);
         }
+}
+
+static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        unsigned n = action_worker_collect(&m->worker, m->collected, ACTION_QUEUE);
+        for (unsigned i = 0; i < n; i++) {
+                const ActionJob *j = &m->collected[i];
+                action_result_log(&j->decision, &j->result, j->dry_run);
+                /* A job reported overdue already counted as failed. */
+                if (j->id != m->overdue_job)
+                        action_feedback_add(&m->feedback, &j->decision, &j->result);
+                remember_result(m, j);
+        }
+        return 0;
+}
+
+static void check_overdue(Manager *m, usec_t now) {
+        uint64_t id;
+        Decision d;
+        usec_t started;
+        char t[FORMAT_TIMESPAN_MAX];
+
+        if (!action_worker_current(&m->worker, &id, &d, &started) || id == m->overdue_job)
+                return;
+        if (now - started < action_timeout(d.kind))
+                return;
+        m->overdue_job = id;
+        m->feedback.failed |= 1u << action_kind_of(d.kind);
+        log_warning("%s still running after %s: counted as failed", decision_kind_to_string(d.kind),
+                    format_timespan(t, now - started));
 }
 
 static void update_status(Manager *m, const EngineOutput *out) {
@@ -335,6 +406,7 @@ void manager_tick(Manager *m, const char *reason) {
         if (m->sampler.cgroup_error < 0 && m->sampler.cgroup_error != -ENOENT)
                 log_debug("reading the cgroup of %s: %s", m->target.description, strerror(-m->sampler.cgroup_error));
 
+        check_overdue(m, mono);
         action_feedback_apply(&m->feedback, &s);
         if (m->opts.record_only) {
                 write_record(m, &s);
@@ -434,6 +506,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return log_error_errno(-ENOMEM, "out of memory");
         m->opts = *o;
         m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = -1;
+        m->worker.eventfd = -1;
         m->target.cgroup_fd = -1;
         m->roots.cgroup_fd = m->roots.proc_fd = -1;
 
@@ -478,8 +551,17 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         EngineOptions eo = { .simulate = m->opts.dry_run, .page_size = (uint64_t) sysconf(_SC_PAGESIZE) };
         engine_init(m->engine, &m->policy, &eo);
 
-        m->ops = o->ops ? o->ops : &actuator_ops_dry_run;
-        m->ops_userdata = o->ops_userdata;
+        m->collected = calloc(ACTION_QUEUE, sizeof(ActionJob));
+        m->scratch = calloc(1, sizeof(ActionJob));
+        if (!m->collected || !m->scratch) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = action_worker_start(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata);
+        if (r < 0) {
+                log_error_errno(r, "cannot start the action thread: %m");
+                goto fail;
+        }
 
         if (o->record_path) {
                 m->record = fopen(o->record_path, "we");
@@ -508,6 +590,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 goto fail;
         (void) sd_event_set_watchdog(m->event, true);
 
+        r = sd_event_add_io(m->event, &m->worker_source, m->worker.eventfd, EPOLLIN, on_worker, m);
+        if (r < 0)
+                goto fail;
         r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, m);
         if (r < 0)
                 goto fail;
@@ -549,6 +634,10 @@ Manager *manager_free(Manager *m) {
         detach_target(m);
         control_close(m);
         m->timer = sd_event_source_disable_unref(m->timer);
+        m->worker_source = sd_event_source_disable_unref(m->worker_source);
+        action_worker_stop(&m->worker);
+        free(m->collected);
+        free(m->scratch);
         target_release(&m->target);
         sampler_done(&m->sampler);
         roots_close(&m->roots);

@@ -5,6 +5,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "memgov/action-worker.h"
 #include "memgov/actuator.h"
 #include "memgov/engine.h"
 #include "memgov/roots.h"
@@ -34,6 +35,7 @@ typedef struct ManagerOptions {
 } ManagerOptions;
 
 typedef struct HistoryEntry {
+        uint64_t job; /* the action job carrying it out, 0 = not an action */
         usec_t mono, wall;
         int32_t utc_offset;
         Decision decision;
@@ -52,11 +54,13 @@ typedef struct Manager {
         Policy policy, last_good;
         char policy_origin[512];
         Engine *engine;
-        const ActuatorOps *ops;
-        void *ops_userdata;
+        ActionWorker worker;
+        ActionJob *collected; /* ACTION_QUEUE, for collecting results */
+        ActionJob *scratch;   /* a job being put together */
+        uint64_t overdue_job;   /* the job already reported as overdue */
         ActionFeedback feedback;
 
-        sd_event_source *timer, *psi_source, *events_source, *pidfd_source, *control_source;
+        sd_event_source *timer, *psi_source, *events_source, *pidfd_source, *control_source, *worker_source;
         int psi_fd, inotify_fd, pidfd, control_fd;
         char instance[128];
         char socket_path[256];

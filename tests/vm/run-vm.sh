@@ -36,7 +36,8 @@
 #   --env NAME=VALUE   pass a variable to SCRIPT (repeatable)
 #   --append ARGS      extra kernel command line (e.g. loglevel=7)
 #   --console          stream the guest console to stderr while it runs
-#   -q, --quiet        do not replay the script's output after the run
+#   -q, --quiet        do not replay the script's output after the run (only
+#                      the end of its stderr when it fails)
 #
 # The results directory receives stdout.log, stderr.log, exit-status,
 # console.log (the serial console: kernel and harness messages), journal.log
@@ -257,6 +258,8 @@ status="$(cat "$results/exit-status")"
 if [[ $quiet == 0 ]]; then
     cat "$results/stdout.log"
     cat "$results/stderr.log" >&2
+elif [[ $status != 0 ]]; then
+    show_tail "$results/stderr.log"
 fi
 [[ -s $vmdir/guest-error ]] && sed 's/^/run-vm: guest setup problem: /' "$vmdir/guest-error" >&2
 

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <pthread.h>
+
+#include "memgov/actuator.h"
+
+/* Actions run on a thread of their own, one at a time, in order: a memory.high write can block
+ * while the kernel reclaims, a trim stops a thread of the server, a reset waits for SQL. The
+ * event loop hands jobs over, is woken through an eventfd when results are ready, and notices
+ * a job that overruns its time. */
+
+#define ACTION_QUEUE 8
+
+typedef struct ActionJob {
+        uint64_t id;
+        Decision decision;
+        ActionTarget target; /* cgroup_fd is the job's own descriptor, closed when it is done */
+        Policy policy;
+        bool dry_run;
+        usec_t submitted, started, finished; /* CLOCK_MONOTONIC */
+        ActionResult result;
+} ActionJob;
+
+typedef struct ActionWorker {
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool started, stop;
+        const ActuatorOps *ops;
+        void *userdata;
+        int eventfd;
+
+        ActionJob *queue; /* ACTION_QUEUE pending jobs */
+        unsigned head, n;
+        ActionJob *running; /* the one being carried out (a copy) */
+        bool busy;
+        ActionJob *done; /* ACTION_QUEUE finished jobs waiting to be collected */
+        unsigned done_n;
+        uint64_t next_id;
+} ActionWorker;
+
+int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata);
+/* Stops the thread once it finished its job; a job stuck in the kernel is left behind. */
+void action_worker_stop(ActionWorker *w);
+
+/* Queues a job (the worker takes ownership of job->target.cgroup_fd). A memory.high or
+ * memory.max job replaces one of its kind still waiting: only the latest value matters.
+ * -EBUSY when the queue is full. */
+int action_worker_submit(ActionWorker *w, ActionJob *job);
+/* Takes the finished jobs, up to max; clears the eventfd. */
+unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
+/* The job being carried out, if any: its id, decision and start time. */
+bool action_worker_current(ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started);

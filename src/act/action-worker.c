@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memgov/action-worker.h"
+
+static usec_t now_mono(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
+
+static void *worker_main(void *arg) {
+        ActionWorker *w = arg;
+
+        pthread_mutex_lock(&w->lock);
+        for (;;) {
+                while (!w->stop && w->n == 0)
+                        pthread_cond_wait(&w->cond, &w->lock);
+                if (w->stop)
+                        break;
+                *w->running = w->queue[w->head];
+                w->head = (w->head + 1) % ACTION_QUEUE;
+                w->n--;
+                w->busy = true;
+                w->running->started = now_mono();
+                pthread_mutex_unlock(&w->lock);
+
+                ActionJob *j = w->running;
+                ActionContext c = { .target = &j->target, .policy = &j->policy, .dry_run = j->dry_run };
+                actuator_run(w->ops, w->userdata, &c, &j->decision, &j->result);
+                if (j->target.cgroup_fd >= 0) {
+                        close(j->target.cgroup_fd);
+                        j->target.cgroup_fd = -1;
+                }
+                j->finished = now_mono();
+
+                pthread_mutex_lock(&w->lock);
+                if (w->done_n < ACTION_QUEUE)
+                        w->done[w->done_n++] = *j;
+                w->busy = false;
+                uint64_t one = 1;
+                (void) !write(w->eventfd, &one, sizeof(one));
+        }
+        pthread_mutex_unlock(&w->lock);
+        return NULL;
+}
+
+int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata) {
+        *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1 };
+        w->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
+        w->done = calloc(ACTION_QUEUE, sizeof(ActionJob));
+        w->running = calloc(1, sizeof(ActionJob));
+        w->eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (!w->queue || !w->done || !w->running || w->eventfd < 0) {
+                int r = w->eventfd < 0 ? negative_errno() : -ENOMEM;
+                action_worker_stop(w);
+                return r;
+        }
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, NULL);
+        /* The thread needs little stack and must not take signals meant for the loop. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        int r = pthread_create(&w->thread, &attr, worker_main, w);
+        pthread_attr_destroy(&attr);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (r != 0) {
+                action_worker_stop(w);
+                return -r;
+        }
+        w->started = true;
+        return 0;
+}
+
+void action_worker_stop(ActionWorker *w) {
+        if (w->started) {
+                pthread_mutex_lock(&w->lock);
+                w->stop = true;
+                bool stuck = w->busy;
+                pthread_cond_signal(&w->cond);
+                pthread_mutex_unlock(&w->lock);
+                if (stuck)
+                        /* Blocked in the kernel (a memory.high write under reclaim): leave it; the
+                         * process exits anyway. Its memory is not freed, on purpose. */
+                        pthread_detach(w->thread);
+                else {
+                        pthread_join(w->thread, NULL);
+                        free(w->running);
+                        free(w->queue);
+                        free(w->done);
+                        pthread_mutex_destroy(&w->lock);
+                        pthread_cond_destroy(&w->cond);
+                }
+                w->started = false;
+        } else {
+                free(w->running);
+                free(w->queue);
+                free(w->done);
+        }
+        if (w->eventfd >= 0)
+                close(w->eventfd);
+        w->eventfd = -1;
+        w->queue = w->done = w->running = NULL;
+}
+
+static bool is_limit(DecisionKind k) {
+        return k == DECISION_SET_HIGH || k == DECISION_SET_MAX;
+}
+
+int action_worker_submit(ActionWorker *w, ActionJob *job) {
+        pthread_mutex_lock(&w->lock);
+        job->id = w->next_id++;
+        job->submitted = now_mono();
+        job->result = (ActionResult) {};
+        if (is_limit(job->decision.kind))
+                for (unsigned i = 0; i < w->n; i++) {
+                        ActionJob *q = &w->queue[(w->head + i) % ACTION_QUEUE];
+                        if (q->decision.kind == job->decision.kind) {
+                                if (q->target.cgroup_fd >= 0)
+                                        close(q->target.cgroup_fd);
+                                *q = *job;
+                                pthread_mutex_unlock(&w->lock);
+                                return 0;
+                        }
+                }
+        if (w->n == ACTION_QUEUE) {
+                pthread_mutex_unlock(&w->lock);
+                return -EBUSY;
+        }
+        w->queue[(w->head + w->n) % ACTION_QUEUE] = *job;
+        w->n++;
+        pthread_cond_signal(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+        return 0;
+}
+
+unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
+        uint64_t v;
+        (void) !read(w->eventfd, &v, sizeof(v));
+        pthread_mutex_lock(&w->lock);
+        unsigned n = MIN(w->done_n, max);
+        memcpy(out, w->done, n * sizeof(ActionJob));
+        memmove(w->done, w->done + n, (w->done_n - n) * sizeof(ActionJob));
+        w->done_n -= n;
+        pthread_mutex_unlock(&w->lock);
+        return n;
+}
+
+bool action_worker_current(ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
+        pthread_mutex_lock(&w->lock);
+        bool busy = w->busy;
+        if (busy) {
+                *ret_id = w->running->id;
+                *ret_decision = w->running->decision;
+                *ret_started = w->running->started;
+        }
+        pthread_mutex_unlock(&w->lock);
+        return busy;
+}

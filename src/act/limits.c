@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "memgov/actuator.h"
+#include "memgov/fileio.h"
+#include "memgov/parse-cgroup.h"
+#include "memgov/units.h"
+
+#define LIMIT_BUS_TIMEOUT (10 * USEC_PER_SEC)
+#define LIMIT_VERIFY_FOR (2 * USEC_PER_SEC)
+
+static int read_limit(int cgroup_fd, const char *file, uint64_t *ret) {
+        char buf[64];
+        ssize_t n = read_small_file_at(cgroup_fd, file, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        return parse_cgroup_value(buf, (size_t) n, ret);
+}
+
+static uint64_t page_floor(uint64_t v) {
+        long page = sysconf(_SC_PAGESIZE);
+        if (v == SIZE_UNLIMITED || page <= 0)
+                return v;
+        return v - v % (uint64_t) page;
+}
+
+/* systemd's property for a cgroup file: memory.high -> MemoryHigh. */
+static const char *unit_property(const char *file) {
+        return streq(file, "memory.high") ? "MemoryHigh" : "MemoryMax";
+}
+
+static int set_through_systemd(const ActionContext *c, const char *file, uint64_t value, ActionResult *ret) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+        sd_bus *bus = NULL;
+        int r;
+
+        /* The calling thread's own connection: actions run off the event loop's thread. */
+        r = sd_bus_default_system(&bus);
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "cannot connect to systemd: %s", strerror(-r));
+                return r;
+        }
+        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                           "org.freedesktop.systemd1.Manager", "SetUnitProperties");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "sb", c->target->unit, 1);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", unit_property(file), "t", value);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r < 0) {
+                sd_bus_unref(bus);
+                snprintf(ret->detail, sizeof(ret->detail), "building the SetUnitProperties call: %s", strerror(-r));
+                return r;
+        }
+        r = sd_bus_call(bus, m, LIMIT_BUS_TIMEOUT, &error, &reply);
+        sd_bus_unref(bus);
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "SetUnitProperties(%s, %s): %s", c->target->unit,
+                         unit_property(file), error.message ? error.message : strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
+static int write_cgroupfs(const ActionContext *c, int fd, const char *file, uint64_t value, ActionResult *ret) {
+        char text[32];
+        int n = value == SIZE_UNLIMITED ? snprintf(text, sizeof(text), "max\n")
+                                        : snprintf(text, sizeof(text), "%" PRIu64 "\n", value);
+        /* memory.high may block here while the kernel reclaims: we are off the event loop. */
+        if (write(fd, text, (size_t) n) != n) {
+                int r = negative_errno();
+                snprintf(ret->detail, sizeof(ret->detail), "writing %s to %s of %s: %s", text, file, c->target->cgroup,
+                         strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
+int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionResult *ret) {
+        const ActionTarget *t = c->target;
+        char v[FORMAT_BYTES_MAX], got[FORMAT_BYTES_MAX];
+        bool unit = t->kind == TARGET_UNIT && t->unit[0];
+        int r;
+
+        if (t->cgroup_fd < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "%s: %s has no cgroup v2 memory controller", file, t->description);
+                return -EOPNOTSUPP;
+        }
+        /* Open it for writing even in a dry run: a permission problem shows now, not on the day. */
+        _cleanup_close_ int fd = openat(t->cgroup_fd, file, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 && !unit) {
+                r = negative_errno();
+                snprintf(ret->detail, sizeof(ret->detail), "cannot open %s of %s for writing: %s%s", file, t->cgroup,
+                         strerror(-r), r == -EROFS ? " (the cgroup file system is mounted read-only)" : "");
+                return r;
+        }
+
+        if (c->dry_run) {
+                if (unit)
+                        snprintf(ret->detail, sizeof(ret->detail), "would set %s=%s on %s (runtime, through systemd)",
+                                 unit_property(file), format_bytes(v, value), t->unit);
+                else
+                        snprintf(ret->detail, sizeof(ret->detail), "would write %s to %s of %s", format_bytes(v, value),
+                                 file, t->cgroup);
+                return 0;
+        }
+
+        r = unit ? set_through_systemd(c, file, value, ret) : write_cgroupfs(c, fd, file, value, ret);
+        if (r < 0)
+                return r;
+
+        /* Read back: systemd applies runtime properties from its own loop, a moment later. */
+        uint64_t want = page_floor(value), now = SIZE_UNKNOWN;
+        struct timespec step = { .tv_nsec = 50 * 1000 * 1000 };
+        for (usec_t waited = 0;; waited += 50 * USEC_PER_MSEC) {
+                r = read_limit(t->cgroup_fd, file, &now);
+                if (r < 0) {
+                        snprintf(ret->detail, sizeof(ret->detail), "reading %s of %s back: %s", file, t->cgroup, strerror(-r));
+                        return r;
+                }
+                if (now == want || !unit || waited >= LIMIT_VERIFY_FOR)
+                        break;
+                nanosleep(&step, NULL);
+        }
+        ret->value = now;
+        if (now != want) {
+                snprintf(ret->detail, sizeof(ret->detail), "%s of %s reads %s after setting %s", file, t->cgroup,
+                         format_bytes(got, now), format_bytes(v, value));
+                return -EIO;
+        }
+        snprintf(ret->detail, sizeof(ret->detail), "%s of %s is now %s%s", file, unit ? t->unit : t->cgroup,
+                 format_bytes(v, now), unit ? " (through systemd, runtime)" : "");
+        return 0;
+}
