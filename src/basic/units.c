@@ -301,8 +301,10 @@ const char *format_timespan(char buf[static FORMAT_TIMESPAN_MAX], usec_t t) {
         }
 
         size_t n = 0, shown = 0;
+        /* Past ten seconds, fractions of a second are noise: "19s", not "19s891ms". */
+        usec_t smallest = t >= 10 * USEC_PER_SEC ? USEC_PER_SEC : 1;
         buf[0] = '\0';
-        for (size_t i = 0; i < ELEMENTSOF(table) && shown < 2; i++) {
+        for (size_t i = 0; i < ELEMENTSOF(table) && shown < 2 && table[i].usec >= smallest; i++) {
                 usec_t k = t / table[i].usec;
                 if (k == 0) {
                         if (shown > 0)

@@ -54,6 +54,10 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 
+        /* The request first, so that a refused client still reads why. */
+        ssize_t n = recv(c, req, sizeof(req) - 1, 0);
+        req[n > 0 ? n : 0] = '\0';
+
         gid_t socket_gid = fstat(fd, &st) == 0 ? st.st_gid : 0;
         if (stat(m->socket_path, &st) == 0)
                 socket_gid = st.st_gid;
@@ -63,9 +67,6 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
                 close(c);
                 return 0;
         }
-
-        ssize_t n = recv(c, req, sizeof(req) - 1, 0);
-        req[n > 0 ? n : 0] = '\0';
         const char *reply;
         json_object *doc = NULL;
         if (n > 0 && strncmp(req, "status", 6) == 0) {

@@ -98,8 +98,8 @@ void action_result_log(const Decision *d, const ActionResult *r, bool dry_run) {
         snprintf(kind, sizeof(kind), "MEMGOV_KIND=%s", decision_kind_to_string(d->kind));
         fields[0] = kind;
         if (r->error < 0)
-                log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "%s failed: %s%s%s",
+                log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s%s%s",
                            decision_kind_to_string(d->kind), r->detail, r->detail[0] ? ": " : "", strerror(-r->error));
         else if (r->detail[0])
-                log_struct(dry_run ? LOG_INFO : LOG_NOTICE, MESSAGE_ID_ACTION_RESULT, fields, "%s", r->detail);
+                log_struct(dry_run ? LOG_INFO : LOG_NOTICE, MESSAGE_ID_ACTION_RESULT, fields, "-> %s", r->detail);
 }

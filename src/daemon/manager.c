@@ -386,9 +386,10 @@ void manager_tick(Manager *m, const char *reason) {
 
         usec_t mono = now_clock(CLOCK_MONOTONIC), wall = now_clock(CLOCK_REALTIME);
         int r = sampler_read(&m->sampler, mono, wall, local_utc_offset(wall), now_clock(CLOCK_BOOTTIME), &s);
-        if (r == -ENOENT || r == -ESRCH || m->sampler.process_error == -ESRCH) {
+        if (r == -ENOENT || r == -ESRCH || m->sampler.cgroup_error == -ENOENT || m->sampler.process_error == -ESRCH) {
+                bool cgroup_gone = r == -ENOENT || m->sampler.cgroup_error == -ENOENT;
                 log_notice("%s: %s; looking for it again", m->target.description,
-                           r == -ENOENT ? "the cgroup is gone" : "the server process is gone");
+                           cgroup_gone ? "the cgroup is gone" : "the server process is gone");
                 target_release(&m->target);
                 if (!resolve(m)) {
                         arm_timer(m, m->policy.interval);
@@ -421,8 +422,10 @@ void manager_tick(Manager *m, const char *reason) {
         m->last_tick = s.mono;
 
         write_record(m, &s);
-        log_debug("tick (%s): level %s, %u decision(s)", reason, level_to_string(out.level), out.n_decisions);
         act_on(m, &out);
+        /* With the clock, so that the reaction time to a kernel event can be measured. */
+        log_debug("tick (%s) sampled at %" PRIu64 " done at %" PRIu64 ": level %s, %u decision(s)", reason, s.mono,
+                  now_clock(CLOCK_MONOTONIC), level_to_string(out.level), out.n_decisions);
         update_status(m, &out);
         arm_timer(m, out.next_sample);
 }

@@ -73,7 +73,11 @@ int roots_open(Roots *r, const RootsOptions *o, char *message, size_t message_si
                 return 0;
         }
 
-        if ((o && o->assume_unified) || is_fs(top, ".", CGROUP2_SUPER_MAGIC)) {
+        /* A root given by hand that is no cgroup file system at all is a copy of one (a test
+         * tree, a captured tree): read it as cgroup v2. */
+        bool copy = o && o->cgroup_root && !is_fs(top, ".", CGROUP2_SUPER_MAGIC) && !is_fs(top, ".", CGROUP_SUPER_MAGIC) &&
+                    !is_fs(top, "unified", CGROUP2_SUPER_MAGIC) && !is_fs(top, "memory", CGROUP_SUPER_MAGIC);
+        if ((o && o->assume_unified) || copy || is_fs(top, ".", CGROUP2_SUPER_MAGIC)) {
                 r->mode = CGROUP_MODE_UNIFIED;
                 snprintf(r->cgroup_path, sizeof(r->cgroup_path), "%s", cg);
                 r->cgroup_fd = TAKE_FD(top);
@@ -85,7 +89,7 @@ int roots_open(Roots *r, const RootsOptions *o, char *message, size_t message_si
                 r->mode = CGROUP_MODE_LEGACY;
 
         r->memory_v2 = r->cgroup_fd >= 0 && controllers_list_memory(r->cgroup_fd);
-        if (o && o->assume_unified)
+        if ((o && o->assume_unified) || copy)
                 snprintf(r->memory_mount, sizeof(r->memory_mount), "%s", cg);
         else
                 memory_mount_point(r->memory_mount, sizeof(r->memory_mount));

@@ -121,6 +121,8 @@ static void test_format_timespan(void **state) {
         assert_string_equal(format_timespan(t, 3 * USEC_PER_DAY + 5 * USEC_PER_HOUR + 7), "3d5h");
         assert_string_equal(format_timespan(t, 9 * USEC_PER_DAY), "1w2d");
         assert_string_equal(format_timespan(t, 7), "7us");
+        assert_string_equal(format_timespan(t, 19891 * USEC_PER_MSEC), "19s");
+        assert_string_equal(format_timespan(t, 9891 * USEC_PER_MSEC), "9s891ms");
         assert_string_equal(format_timespan(t, USEC_INFINITY), "never");
 }
 
