@@ -16,6 +16,6 @@ meson test -C build --print-errorlogs --num-processes 2
 echo "== tests under ASan and UBSan"
 ./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite replay
+        meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite replay --suite integration --suite inject
 
 echo "== all tests passed"

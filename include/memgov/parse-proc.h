@@ -53,6 +53,7 @@ typedef struct MappedLib {
         bool found;
         char path[PATH_MAX];
         uint64_t base; /* start of the mapping at file offset 0 */
+        uint64_t base_end; /* and its end (its /proc/PID/map_files name is base-base_end) */
         unsigned dev_major, dev_minor;
         uint64_t inode;
         bool deleted; /* replaced on disk since it was mapped (a package upgrade) */
@@ -85,3 +86,7 @@ typedef struct MemInfo {
 } MemInfo;
 
 int parse_meminfo(const char *buf, size_t len, MemInfo *ret);
+
+/* The mapping of /proc/PID/maps that contains addr: -ENOENT when none does. */
+int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end,
+                   char ret_perms[static 5]);

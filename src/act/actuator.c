@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../act/trim.h"
 #include "memgov/actuator.h"
+#include "memgov/fileio.h"
+#include "memgov/parse-proc.h"
 #include "memgov/units.h"
 
 static ActionKind action_of(DecisionKind k) {
@@ -95,6 +99,35 @@ void action_feedback_apply(ActionFeedback *f, Sample *s) {
 
 /* ---- real ---- */
 
+static int real_trim(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        const ActionTarget *t = c->target;
+        char why[512];
+        TrimReport rep;
+
+        if (t->pid <= 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "trim: no server process in %s", t->description);
+                return -ESRCH;
+        }
+        /* The pid we know must still be the server: not a reused number. */
+        char path[64], buf[1024];
+        ProcStat st;
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) t->pid);
+        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
+        if (n < 0 || parse_proc_stat(buf, (size_t) n, &st) < 0 || (t->starttime && st.starttime != t->starttime)) {
+                snprintf(ret->detail, sizeof(ret->detail), "trim: process %d is not the server any more", (int) t->pid);
+                return -ESRCH;
+        }
+        int r = trim_run(t->pid, 0, d->trim_method, c->dry_run, -1, &rep, why, sizeof(why));
+        trim_report_text(t->pid, &rep, r, why, c->dry_run, ret->detail, sizeof(ret->detail));
+        if (r < 0)
+                return r;
+        if (rep.has_freed && !c->dry_run) {
+                ret->has_freed = true;
+                ret->freed = rep.freed;
+        }
+        return 0;
+}
+
 static int real_high(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
         return limits_set(c, "memory.high", d->value, ret);
 }
@@ -105,6 +138,7 @@ static int real_max(void *u, const ActionContext *c, const Decision *d, ActionRe
 
 const ActuatorOps actuator_ops_real = {
         .name = "real",
+        .trim = real_trim,
         .set_high = real_high,
         .set_max = real_max,
 };

@@ -66,3 +66,4 @@ int target_args_parse(TargetArgs *t, int c, const char *arg, const char *verb);
 int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_trim(int argc, char **argv);

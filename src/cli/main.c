@@ -21,6 +21,7 @@ static void help(void) {
                "  run [TARGET]     govern a server (--dry-run: decide and log, change nothing)\n"
                "  status [TARGET]  what the running memgov sees and did\n"
                "  record [TARGET]  write a trace of a server's memory\n"
+               "  trim --pid PID   give the allocator's free memory back to the kernel, now\n"
                "  replay TRACE     show what memgov would have done on a recorded trace\n"
                "  check FILE...    validate policy files\n"
                "  version          print the version\n"
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
                 { "run", cmd_run },
                 { "status", cmd_status },
                 { "record", cmd_record },
+                { "trim", cmd_trim },
                 { "replay", cmd_replay },
                 { "check", cmd_check },
         };

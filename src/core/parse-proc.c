@@ -317,7 +317,7 @@ static bool span_contains(Span s, const char *needle) {
         return false;
 }
 
-static int record_lib(MappedLib *lib, Span path, bool deleted, uint64_t start, uint64_t offset,
+static int record_lib(MappedLib *lib, Span path, bool deleted, uint64_t start, uint64_t end, uint64_t offset,
                       unsigned maj, unsigned min, uint64_t inode) {
         /* The first mapping at offset 0 is where the ELF image starts. */
         if (lib->found || offset != 0)
@@ -326,6 +326,7 @@ static int record_lib(MappedLib *lib, Span path, bool deleted, uint64_t start, u
                 return -ENAMETOOLONG;
         lib->found = true;
         lib->base = start;
+        lib->base_end = end;
         lib->dev_major = maj;
         lib->dev_minor = min;
         lib->inode = inode;
@@ -394,7 +395,7 @@ int parse_proc_maps(const char *buf, size_t len, ProcMaps *ret) {
                         m.allocator = ALLOCATOR_TCMALLOC;
                         lib = &m.allocator_lib;
                 }
-                if (lib && (r = record_lib(lib, path, deleted, start, offset, (unsigned) maj,
+                if (lib && (r = record_lib(lib, path, deleted, start, end, offset, (unsigned) maj,
                                            (unsigned) min, inode)) < 0)
                         return r;
         }
@@ -493,4 +494,31 @@ int parse_meminfo(const char *buf, size_t len, MemInfo *ret) {
                 return -ENODATA;
         *ret = m;
         return 0;
+}
+
+int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end,
+                   char ret_perms[static 5]) {
+        LineCursor c;
+        Span line;
+        int r;
+
+        line_cursor_init(&c, buf, len);
+        while ((r = line_next(&c, &line)) > 0) {
+                Span range, perms;
+                uint64_t start, end;
+                if (!span_next_field(&line, " ", &range) || !span_next_field(&line, " ", &perms) || perms.n != 4)
+                        return -EBADMSG;
+                const char *dash = memchr(range.p, '-', range.n);
+                if (!dash || span_to_x64((Span) { range.p, (size_t) (dash - range.p) }, &start) < 0 ||
+                    span_to_x64((Span) { dash + 1, (size_t) (range.p + range.n - dash - 1) }, &end) < 0)
+                        return -EBADMSG;
+                if (addr >= start && addr < end) {
+                        *ret_start = start;
+                        *ret_end = end;
+                        memcpy(ret_perms, perms.p, 4);
+                        ret_perms[4] = '\0';
+                        return 0;
+                }
+        }
+        return r < 0 ? r : -ENOENT;
 }

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <cpuid.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inject-layout.h"
+#include "inject.h"
+#include "memgov/fileio.h"
+#include "memgov/parse-proc.h"
+
+extern const uint8_t memgov_inject_stub_start[], memgov_inject_stub_end[];
+
+/* Kernel-internal return values of an interrupted system call that the kernel restarts. */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+
+#define STACK_RED_ZONE 128
+#define STACK_ROOM_NEEDED (64U << 10) /* below the block, for the call itself */
+#define STRINGS_SIZE 256
+#define FUTEX_CMD_MASK 0x7f
+
+static usec_t now_mono(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
+
+const uint8_t *inject_stub(size_t *ret_size) {
+        *ret_size = (size_t) (memgov_inject_stub_end - memgov_inject_stub_start);
+        return memgov_inject_stub_start;
+}
+
+/* System calls a thread may be taken out of: malloc never makes them while holding one of its
+ * locks, and the kernel restarts them after a ptrace stop (epoll_wait returns EINTR instead:
+ * not here). Lower rank first. */
+static const struct {
+        long nr;
+        const char *name;
+        int rank;
+} eligible[] = {
+        { SYS_read, "read", 0 },
+        { SYS_readv, "readv", 0 },
+        { SYS_pread64, "pread64", 0 },
+        { SYS_recvfrom, "recvfrom", 0 },
+        { SYS_recvmsg, "recvmsg", 0 },
+        { SYS_accept, "accept", 0 },
+        { SYS_accept4, "accept4", 0 },
+        { SYS_poll, "poll", 1 },
+        { SYS_ppoll, "ppoll", 1 },
+        { SYS_select, "select", 1 },
+        { SYS_pselect6, "pselect6", 1 },
+        { SYS_wait4, "wait4", 1 },
+        { SYS_pause, "pause", 2 },
+        { SYS_nanosleep, "nanosleep", 2 },
+        { SYS_clock_nanosleep, "clock_nanosleep", 2 },
+        { SYS_futex, "futex", 3 },
+};
+
+const char *syscall_name(long nr) {
+        for (size_t i = 0; i < ELEMENTSOF(eligible); i++)
+                if (eligible[i].nr == nr)
+                        return eligible[i].name;
+        return nr == SYS_restart_syscall ? "restart_syscall" : "syscall";
+}
+
+static int rank_of(long nr, uint64_t arg1) {
+        for (size_t i = 0; i < ELEMENTSOF(eligible); i++)
+                if (eligible[i].nr == nr) {
+                        /* Only plain waits: FUTEX_WAIT, FUTEX_WAIT_BITSET; never PI locks. */
+                        if (nr == SYS_futex && (arg1 & FUTEX_CMD_MASK) != 0 && (arg1 & FUTEX_CMD_MASK) != 9)
+                                return -1;
+                        return eligible[i].rank;
+                }
+        return -1;
+}
+
+/* /proc/PID/task/TID/syscall of a blocked thread: "NR ARG1 ... ARG6 SP PC". */
+static int thread_syscall(pid_t pid, pid_t tid, long *ret_nr, uint64_t *ret_arg1, uint64_t *ret_sp) {
+        char path[96], buf[512], state[1024];
+        ProcStat st;
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int) pid, (int) tid);
+        ssize_t n = read_small_file_at(AT_FDCWD, path, state, sizeof(state));
+        if (n < 0)
+                return (int) n;
+        if (parse_proc_stat(state, (size_t) n, &st) < 0)
+                return -EBADMSG;
+        if (st.state != 'S')
+                return -EBUSY; /* running, or in an uninterruptible sleep */
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int) pid, (int) tid);
+        n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        unsigned long long nr, a1, a2, a3, a4, a5, a6, sp;
+        if (sscanf(buf, "%lld 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx", (long long *) &nr, &a1, &a2, &a3,
+                   &a4, &a5, &a6, &sp) != 8)
+                return -EBUSY; /* "running" or "-1 sp pc": not in a system call */
+        *ret_nr = (long) nr;
+        *ret_arg1 = a2; /* the futex op is the second argument */
+        *ret_sp = sp;
+        return 0;
+}
+
+int inject_choose_thread(pid_t pid, pid_t tid, pid_t *ret_tid, long *ret_nr, char *why, size_t why_size) {
+        char path[64];
+        pid_t best = 0;
+        long best_nr = -1;
+        int best_rank = 100;
+        unsigned seen = 0;
+
+        if (tid > 0) {
+                long nr;
+                uint64_t a1, sp;
+                int r = thread_syscall(pid, tid, &nr, &a1, &sp);
+                if (r == -ENOENT) {
+                        snprintf(why, why_size, "thread %d of %d does not exist", (int) tid, (int) pid);
+                        return -ESRCH;
+                }
+                if (r < 0 || rank_of(nr, a1) < 0) {
+                        snprintf(why, why_size, "thread %d is not blocked in a system call it can be taken out of", (int) tid);
+                        return -EBUSY;
+                }
+                *ret_tid = tid;
+                *ret_nr = nr;
+                return 0;
+        }
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int) pid);
+        DIR *d = opendir(path);
+        if (!d) {
+                snprintf(why, why_size, "cannot list the threads of %d: %m", (int) pid);
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        }
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                char *end;
+                long t = strtol(de->d_name, &end, 10);
+                long nr;
+                uint64_t a1, sp;
+                if (*end || t <= 0)
+                        continue;
+                seen++;
+                if (thread_syscall(pid, (pid_t) t, &nr, &a1, &sp) < 0)
+                        continue;
+                int rank = rank_of(nr, a1);
+                if (rank < 0 || rank >= best_rank)
+                        continue;
+                best = (pid_t) t;
+                best_nr = nr;
+                best_rank = rank;
+        }
+        closedir(d);
+        if (!best) {
+                snprintf(why, why_size, "none of the %u threads of %d is blocked in a system call it can be taken "
+                                        "out of (read, poll, sleep, futex wait...)", seen, (int) pid);
+                return seen ? -EAGAIN : -ESRCH;
+        }
+        *ret_tid = best;
+        *ret_nr = best_nr;
+        return 0;
+}
+
+static size_t xsave_size(void) {
+        unsigned a, b, c, d;
+        /* CPUID 0Dh, sub-leaf 0, EBX: the XSAVE area size for the features enabled in XCR0. */
+        if (!__get_cpuid_count(0xd, 0, &a, &b, &c, &d) || b == 0)
+                return 4096;
+        return (b + 63) & ~(size_t) 63;
+}
+
+static void phase(const InjectRequest *q, int p) {
+        if (q->phase_fd >= 0) {
+                uint8_t b = (uint8_t) p;
+                (void) !write(q->phase_fd, &b, 1);
+        }
+}
+
+static int wait_stop(pid_t tid, int *ret_status) {
+        for (;;) {
+                pid_t r = waitpid(tid, ret_status, __WALL);
+                if (r == tid)
+                        return 0;
+                if (r < 0 && errno == EINTR)
+                        continue;
+                return r < 0 ? negative_errno() : -ECHILD;
+        }
+}
+
+/* Lets the thread go untouched, handing back a signal caught on the way. */
+static void let_go(pid_t tid, int sig) {
+        (void) ptrace(PTRACE_DETACH, tid, NULL, (void *) (long) sig);
+}
+
+static int put_stub(int mem, uint64_t addr, char *why, size_t why_size) {
+        size_t size;
+        const uint8_t *stub = inject_stub(&size);
+        uint8_t cur[256];
+
+        if (size > sizeof(cur))
+                return -E2BIG;
+        if (pread(mem, cur, size, (off_t) addr) != (ssize_t) size) {
+                snprintf(why, why_size, "cannot read the target's memory at %#llx: %m", (unsigned long long) addr);
+                return negative_errno();
+        }
+        if (memcmp(cur, stub, size) == 0)
+                return 0;
+        for (size_t i = 0; i < size; i++)
+                if (cur[i] != 0) {
+                        snprintf(why, why_size, "the tail of libc's executable segment at %#llx is not empty: "
+                                                "no room for the call stub", (unsigned long long) addr);
+                        return -ENOSPC;
+                }
+        if (pwrite(mem, stub, size, (off_t) addr) != (ssize_t) size) {
+                snprintf(why, why_size, "cannot write the call stub into the target: %m");
+                return negative_errno();
+        }
+        return 0;
+}
+
+int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size) {
+        struct user_regs_struct regs, entry;
+        char path[64];
+        long nr;
+        pid_t tid;
+        int status, r;
+
+        *ret = (InjectReport) {};
+        why[0] = '\0';
+        r = inject_choose_thread(q->pid, q->tid, &tid, &nr, why, why_size);
+        if (r < 0)
+                return r;
+        ret->tid = tid;
+        ret->syscall_nr = nr;
+        ret->syscall_name = syscall_name(nr);
+        if (q->dry_run)
+                return 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int) q->pid);
+        _cleanup_close_ int mem = open(path, O_RDWR | O_CLOEXEC);
+        if (mem < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "cannot open %s: %s", path, strerror(-r));
+                return r;
+        }
+        r = put_stub(mem, q->stub_addr, why, why_size);
+        if (r < 0)
+                return r;
+
+        /* No PTRACE_O_EXITKILL, ever: if we die, the thread must go on. */
+        if (ptrace(PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "cannot trace thread %d: %s", (int) tid, strerror(-r));
+                return r;
+        }
+        phase(q, INJECT_PHASE_SEIZED);
+        usec_t t0 = now_mono();
+        if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 || wait_stop(tid, &status) < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "cannot stop thread %d: %s", (int) tid, strerror(-r));
+                let_go(tid, 0);
+                return r;
+        }
+        phase(q, INJECT_PHASE_INTERRUPTED);
+        if (!WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_STOP) {
+                /* A signal got there first: hand it over and leave. */
+                let_go(tid, WIFSTOPPED(status) ? WSTOPSIG(status) : 0);
+                snprintf(why, why_size, "thread %d stopped for a signal instead", (int) tid);
+                return -EAGAIN;
+        }
+        if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0) {
+                r = negative_errno();
+                let_go(tid, 0);
+                snprintf(why, why_size, "cannot read the registers of thread %d: %s", (int) tid, strerror(-r));
+                return r;
+        }
+        long rax = (long) regs.rax;
+        if ((long) regs.orig_rax != nr || (rax != -ERESTARTSYS && rax != -ERESTARTNOINTR && rax != -ERESTARTNOHAND &&
+                                           rax != -ERESTART_RESTARTBLOCK)) {
+                /* It left its system call meanwhile: it may be anywhere, inside malloc too. */
+                let_go(tid, 0);
+                snprintf(why, why_size, "thread %d was no longer in %s when stopped", (int) tid, syscall_name(nr));
+                return -EAGAIN;
+        }
+
+        /* Back into the system call, which the kernel restarts: stop at its entry. */
+        if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL) < 0 || wait_stop(tid, &status) < 0) {
+                r = negative_errno();
+                let_go(tid, 0);
+                snprintf(why, why_size, "cannot resume thread %d to its system call: %s", (int) tid, strerror(-r));
+                return r;
+        }
+        if (!WIFSTOPPED(status) || WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+                let_go(tid, WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP && (status >> 16) == 0 ? WSTOPSIG(status) : 0);
+                snprintf(why, why_size, "thread %d did not re-enter its system call", (int) tid);
+                return -EAGAIN;
+        }
+        phase(q, INJECT_PHASE_AT_ENTRY);
+        if (ptrace(PTRACE_GETREGS, tid, NULL, &entry) < 0) {
+                r = negative_errno();
+                let_go(tid, 0);
+                snprintf(why, why_size, "cannot read the registers of thread %d: %s", (int) tid, strerror(-r));
+                return r;
+        }
+
+        /* The syscall instruction the thread will run again. */
+        uint8_t insn[2];
+        if (pread(mem, insn, 2, (off_t) (entry.rip - 2)) != 2 || insn[0] != 0x0f || insn[1] != 0x05) {
+                let_go(tid, 0);
+                snprintf(why, why_size, "thread %d: no syscall instruction before %#llx", (int) tid,
+                         (unsigned long long) entry.rip);
+                return -EPROTO;
+        }
+
+        /* The block, below the red zone, with room for the call under it. */
+        size_t xs = xsave_size();
+        size_t regs_off = INJECT_XSAVE + xs + STRINGS_SIZE;
+        size_t size = regs_off + INJECT_SAVED_COUNT * 8;
+        uint64_t base = (entry.rsp - STACK_RED_ZONE - size) & ~(uint64_t) 63;
+        {
+                _cleanup_free_ char *maps = NULL;
+                size_t len;
+                uint64_t start, end;
+                char perms[5];
+                snprintf(path, sizeof(path), "/proc/%d/maps", (int) q->pid);
+                r = read_full_file_at(AT_FDCWD, path, 64U << 20, &maps, &len);
+                if (r >= 0)
+                        r = proc_maps_find(maps, len, entry.rsp, &start, &end, perms);
+                if (r < 0 || base < start + STACK_ROOM_NEEDED || perms[0] != 'r' || perms[1] != 'w') {
+                        let_go(tid, 0);
+                        snprintf(why, why_size, "thread %d has too little stack left for the call", (int) tid);
+                        return -ENOSPC;
+                }
+        }
+
+        _cleanup_free_ uint8_t *block = calloc(1, size);
+        if (!block) {
+                let_go(tid, 0);
+                return -ENOMEM;
+        }
+        uint64_t *w = (uint64_t *) block;
+        uint64_t arg0 = q->arg0;
+        if (q->arg0_string) {
+                size_t sl = strlen(q->arg0_string);
+                if (sl >= STRINGS_SIZE) {
+                        let_go(tid, 0);
+                        return -E2BIG;
+                }
+                memcpy(block + INJECT_XSAVE + xs, q->arg0_string, sl + 1);
+                arg0 = base + INJECT_XSAVE + xs;
+        }
+        /* Without a mailbox, the stub reports into its own block (good while the thread blocks
+         * again in its system call, which is the common case). */
+        uint64_t seq = ((uint64_t) getpid() << 32) ^ now_mono();
+        uint64_t mailbox = q->mailbox_addr ? q->mailbox_addr : base + INJECT_RET + 16;
+        w[INJECT_FN / 8] = q->fn;
+        w[INJECT_ARG0 / 8] = arg0;
+        w[INJECT_MAILBOX / 8] = mailbox;
+        w[INJECT_SEQ / 8] = seq;
+        w[INJECT_REGS_OFF / 8] = regs_off;
+        memcpy(block + INJECT_MAGIC, "memgov\0", 8);
+        uint64_t *saved = (uint64_t *) (block + regs_off);
+        saved[INJECT_SAVED_RFLAGS] = entry.eflags;
+        saved[INJECT_SAVED_R9] = entry.r9;
+        saved[INJECT_SAVED_R8] = entry.r8;
+        saved[INJECT_SAVED_R10] = entry.r10;
+        saved[INJECT_SAVED_RDX] = entry.rdx;
+        saved[INJECT_SAVED_RSI] = entry.rsi;
+        saved[INJECT_SAVED_RDI] = entry.rdi;
+        saved[INJECT_SAVED_RAX] = entry.orig_rax; /* the call, or restart_syscall for a sleep */
+        saved[INJECT_SAVED_TARGET] = entry.rip - 2;
+        saved[INJECT_SAVED_RSP] = entry.rsp;
+        if (pwrite(mem, block, size, (off_t) base) != (ssize_t) size) {
+                r = negative_errno();
+                let_go(tid, 0);
+                snprintf(why, why_size, "cannot write the call's data on the stack of thread %d: %s", (int) tid,
+                         strerror(-r));
+                return r;
+        }
+        phase(q, INJECT_PHASE_BLOCK_WRITTEN);
+
+        /* The one change that sends the thread through the stub: from here on it runs the call
+         * whether we are still around or not. getpid instead of the system call, not -1: a
+         * seccomp filter sees the number too. */
+        regs = entry;
+        regs.orig_rax = SYS_getpid;
+        regs.rip = q->stub_addr;
+        regs.rsp = base;
+        if (ptrace(PTRACE_SETREGS, tid, NULL, &regs) < 0) {
+                r = negative_errno();
+                let_go(tid, 0);
+                snprintf(why, why_size, "cannot set the registers of thread %d: %s", (int) tid, strerror(-r));
+                return r;
+        }
+        phase(q, INJECT_PHASE_REGS_SET);
+        (void) ptrace(PTRACE_DETACH, tid, NULL, NULL);
+        usec_t t1 = now_mono();
+        ret->held = t1 - t0;
+        phase(q, INJECT_PHASE_DETACHED);
+
+        /* Wait for the stub to say the call returned. */
+        usec_t limit = q->timeout ? q->timeout : 30 * USEC_PER_SEC;
+        for (unsigned spins = 0;; spins++) {
+                uint64_t box[2];
+                if (pread(mem, box, sizeof(box), (off_t) mailbox) != sizeof(box)) {
+                        snprintf(why, why_size, "process %d is gone while the call ran", (int) q->pid);
+                        return -ESRCH;
+                }
+                if (box[0] == seq) {
+                        ret->call = now_mono() - t1;
+                        ret->ret = box[1];
+                        ret->completed = true;
+                        break;
+                }
+                if (now_mono() - t1 > limit) {
+                        snprintf(why, why_size, "the call did not return within %llus", (unsigned long long) (limit / USEC_PER_SEC));
+                        return -ETIMEDOUT;
+                }
+                struct timespec ts = { .tv_nsec = spins < 100 ? 100000 : 2000000 };
+                nanosleep(&ts, NULL);
+        }
+        phase(q, INJECT_PHASE_DONE);
+        return 0;
+}

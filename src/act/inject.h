@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/types.h>
+
+#include "memgov/macro.h"
+
+/* Calls a function inside a running process, in one of its threads, without stopping the
+ * others and without the tracer being needed once the call started.
+ *
+ * One thread blocked in a system call that malloc never makes while holding a lock (read, poll,
+ * nanosleep, a futex wait...) is seized and interrupted; it is let go into its system call
+ * again and stopped at the entry; the call is swapped for getpid, its registers and vector
+ * state are saved in a block on its own stack, and it is pointed at a small stub (in the unused
+ * tail of libc's executable segment) that calls the function, restores everything and runs the
+ * interrupted system call again from its start, with its arguments as they were: a read still
+ * gets its data, a relative sleep (restarted through restart_syscall) its remaining time. The
+ * thread is detached before the call starts: if memgov dies at any moment, the thread either
+ * resumes its system call untouched or runs the stub to its end. The thread is stopped for the
+ * few hundred microseconds this takes. */
+
+typedef struct InjectRequest {
+        pid_t pid;
+        pid_t tid;               /* 0 = choose one */
+        uint64_t fn;             /* the function's address in the target */
+        uint64_t arg0;           /* its first argument, unless arg0_string */
+        const char *arg0_string; /* copied into the block; the first argument points to it */
+        uint64_t stub_addr;      /* where the stub lives in the target (executable, unused) */
+        uint64_t mailbox_addr;   /* 16 unused writable bytes the stub reports to; 0 = none */
+        usec_t timeout;          /* how long to wait for the call to return (0 = 30 s) */
+        bool dry_run;            /* choose, check, do not touch the process */
+        int phase_fd;            /* test hook: one byte per step written here; -1 = none */
+} InjectRequest;
+
+typedef struct InjectReport {
+        pid_t tid;
+        long syscall_nr;
+        const char *syscall_name;
+        usec_t held;     /* how long the thread was stopped */
+        usec_t call;     /* from letting it go until the call had returned */
+        uint64_t ret;    /* what the function returned */
+        bool completed;  /* the stub said the call returned */
+} InjectReport;
+
+/* The stub's bytes, for copying into a target. */
+const uint8_t *inject_stub(size_t *ret_size);
+
+/* Picks the thread to use: state S, blocked in an eligible system call, with stack room.
+ * -ESRCH with why when no thread qualifies. With tid given, checks that one. */
+int inject_choose_thread(pid_t pid, pid_t tid, pid_t *ret_tid, long *ret_nr, char *why, size_t why_size);
+
+const char *syscall_name(long nr);
+
+int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size);
+
+/* Test hook: the phases inject_call reports on phase_fd. */
+enum {
+        INJECT_PHASE_SEIZED = 1,
+        INJECT_PHASE_INTERRUPTED,
+        INJECT_PHASE_AT_ENTRY,
+        INJECT_PHASE_BLOCK_WRITTEN,
+        INJECT_PHASE_REGS_SET,
+        INJECT_PHASE_DETACHED,
+        INJECT_PHASE_DONE,
+};

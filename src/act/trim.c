@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elf-symbols.h"
+#include "memgov/fileio.h"
+#include "memgov/units.h"
+#include "trim.h"
+
+#define CAP_SYS_PTRACE_BIT 19
+
+int process_rss(pid_t pid, uint64_t *ret) {
+        char path[64], buf[4096];
+        ProcStatus st;
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
+        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        int r = parse_proc_status(buf, (size_t) n, &st);
+        if (r < 0)
+                return r;
+        *ret = st.vm_rss;
+        return 0;
+}
+
+static int read_status(pid_t pid, ProcStatus *ret) {
+        char path[64], buf[4096];
+        snprintf(path, sizeof(path), "/proc/%d/status", pid > 0 ? (int) pid : (int) getpid());
+        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        return parse_proc_status(buf, (size_t) n, ret);
+}
+
+int trim_ptrace_preflight(pid_t pid, char *why, size_t why_size) {
+        ProcStatus target, self;
+        char buf[16];
+        int r;
+
+        if ((r = read_status(pid, &target)) < 0) {
+                snprintf(why, why_size, "process %d: %s", (int) pid, strerror(-r));
+                return r == -ENOENT ? -ESRCH : r;
+        }
+        if ((r = read_status(0, &self)) < 0)
+                return r;
+        bool cap = self.cap_eff & (1ULL << CAP_SYS_PTRACE_BIT);
+
+        long scope = 0;
+        if (read_small_file_at(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0)
+                scope = strtol(buf, NULL, 10);
+        if (scope >= 3) {
+                snprintf(why, why_size, "Yama ptrace_scope is 3: no process may be traced on this host "
+                                        "(use trim method sql)");
+                return -EPERM;
+        }
+        if (scope >= 1 && !cap) {
+                snprintf(why, why_size, "Yama ptrace_scope is %ld and memgov lacks CAP_SYS_PTRACE", scope);
+                return -EPERM;
+        }
+        if (!cap && self.euid != target.ruid) {
+                snprintf(why, why_size, "process %d belongs to uid %u and memgov lacks CAP_SYS_PTRACE", (int) pid,
+                         (unsigned) target.ruid);
+                return -EPERM;
+        }
+        if (target.tracer_pid != 0) {
+                snprintf(why, why_size, "process %d is already traced by process %d (a debugger?)", (int) pid,
+                         (int) target.tracer_pid);
+                return -EBUSY;
+        }
+        if (target.shadow_stack) {
+                snprintf(why, why_size, "process %d runs with a CET shadow stack: injection is not attempted", (int) pid);
+                return -EOPNOTSUPP;
+        }
+        return 0;
+}
+
+/* Opens the target's own copy of a library: by path through its root (checking it is the very
+ * file mapped), else through map_files (a library replaced on disk since it was mapped). */
+static int open_lib(pid_t pid, const MappedLib *lib, char *why, size_t why_size) {
+        char path[PATH_MAX + 64];
+        struct stat st;
+
+        if (!lib->deleted) {
+                snprintf(path, sizeof(path), "/proc/%d/root%s", (int) pid, lib->path);
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == lib->inode &&
+                    major(st.st_dev) == lib->dev_major && minor(st.st_dev) == lib->dev_minor)
+                        return fd;
+                if (fd >= 0)
+                        close(fd);
+        }
+        snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int) pid, (unsigned long long) lib->base,
+                 (unsigned long long) lib->base_end);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                int r = negative_errno();
+                snprintf(why, why_size, "cannot open the target's own %s: %s", lib->path, strerror(-r));
+                return r;
+        }
+        return fd;
+}
+
+static uint64_t load_bias(const MappedLib *lib, const ElfInfo *info) {
+        return lib->base - (info->first_load_vaddr & ~(uint64_t) 4095);
+}
+
+int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
+        char path[64];
+        _cleanup_free_ char *maps = NULL;
+        size_t len;
+        ProcMaps m;
+        ElfInfo libc_info, lib_info;
+        int r;
+
+        *ret = (TrimPlan) { .pid = pid };
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+        r = read_full_file_at(AT_FDCWD, path, 64U << 20, &maps, &len);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot read %s: %s", path, strerror(-r));
+                return r == -ENOENT ? -ESRCH : r;
+        }
+        r = parse_proc_maps(maps, len, &m);
+        if (r < 0) {
+                snprintf(why, why_size, "%s: unexpected contents", path);
+                return r;
+        }
+        if (!m.libc.found) {
+                snprintf(why, why_size, "process %d has no glibc mapped (a static or musl build?): no known allocator",
+                         (int) pid);
+                return -EOPNOTSUPP;
+        }
+        ret->allocator = m.allocator;
+
+        _cleanup_close_ int libc = open_lib(pid, &m.libc, why, why_size);
+        if (libc < 0)
+                return libc;
+        if ((r = elf_read_info(libc, &libc_info)) < 0) {
+                snprintf(why, why_size, "%s: not a readable x86-64 ELF file", m.libc.path);
+                return r;
+        }
+
+        /* The stub goes in the unused tail of libc's executable segment. */
+        size_t stub_size;
+        (void) inject_stub(&stub_size);
+        uint64_t bias = load_bias(&m.libc, &libc_info);
+        uint64_t stub = bias + ((libc_info.exec_end + 63) & ~(uint64_t) 63);
+        uint64_t start, end;
+        char perms[5];
+        if (stub + stub_size > bias + libc_info.exec_page_end || proc_maps_find(maps, len, stub, &start, &end, perms) < 0 ||
+            perms[2] != 'x' || stub + stub_size > end) {
+                snprintf(why, why_size, "no room for the call stub after libc's code in process %d", (int) pid);
+                return -ENOSPC;
+        }
+        ret->stub_addr = stub;
+
+        /* The mailbox: the unused tail of libc's last writable page (after its .bss). */
+        uint64_t box = bias + ((libc_info.rw_end + 15) & ~(uint64_t) 15);
+        if (libc_info.rw_end && box + 16 <= bias + libc_info.rw_page_end &&
+            proc_maps_find(maps, len, box, &start, &end, perms) == 0 && perms[0] == 'r' && perms[1] == 'w' &&
+            box + 16 <= end)
+                ret->mailbox_addr = box;
+
+        const MappedLib *lib = &m.libc;
+        const ElfInfo *info = &libc_info;
+        int libfd = libc;
+        _cleanup_close_ int other = -1;
+        switch (m.allocator) {
+        case ALLOCATOR_GLIBC:
+                ret->function = "malloc_trim";
+                break;
+        case ALLOCATOR_JEMALLOC:
+                ret->function = "mallctl";
+                ret->arg_string = "arena.4096.purge"; /* MALLCTL_ARENAS_ALL */
+                break;
+        case ALLOCATOR_TCMALLOC:
+                ret->function = "MallocExtension_ReleaseFreeMemory";
+                break;
+        default:
+                snprintf(why, why_size, "process %d: unknown allocator", (int) pid);
+                return -EOPNOTSUPP;
+        }
+        if (m.allocator != ALLOCATOR_GLIBC) {
+                other = open_lib(pid, &m.allocator_lib, why, why_size);
+                if (other < 0)
+                        return other;
+                if ((r = elf_read_info(other, &lib_info)) < 0) {
+                        snprintf(why, why_size, "%s: not a readable x86-64 ELF file", m.allocator_lib.path);
+                        return r;
+                }
+                lib = &m.allocator_lib;
+                info = &lib_info;
+                libfd = other;
+        }
+        uint64_t off;
+        r = elf_find_symbol(libfd, ret->function, &off);
+        if (r < 0) {
+                snprintf(why, why_size, "%s has no %s", lib->path, ret->function);
+                return r;
+        }
+        ret->fn_addr = load_bias(lib, info) + off;
+        snprintf(ret->library, sizeof(ret->library), "%s", lib->path);
+        return 0;
+}
+
+int trim_by_ptrace(pid_t pid, pid_t tid, bool dry_run, int phase_fd, TrimReport *ret, char *why, size_t why_size) {
+        TrimPlan plan;
+        int r;
+
+        *ret = (TrimReport) { .method = TRIM_PTRACE };
+        if ((r = trim_ptrace_preflight(pid, why, why_size)) < 0)
+                return r;
+        if ((r = trim_plan(pid, &plan, why, why_size)) < 0)
+                return r;
+        ret->allocator = plan.allocator;
+        ret->function = plan.function;
+
+        InjectRequest q = {
+                .pid = pid,
+                .tid = tid,
+                .fn = plan.fn_addr,
+                .arg0_string = plan.arg_string,
+                .stub_addr = plan.stub_addr,
+                .mailbox_addr = plan.mailbox_addr,
+                .dry_run = dry_run,
+                .phase_fd = phase_fd,
+        };
+        (void) process_rss(pid, &ret->rss_before);
+        /* A thread may leave its system call just as we stop it, or none may be blocked at this
+         * very moment: try again a few times, a few milliseconds apart. */
+        for (unsigned attempt = 0;; attempt++) {
+                r = inject_call(&q, &ret->inject, why, why_size);
+                if (r != -EAGAIN || tid > 0 || attempt >= 9)
+                        break;
+                struct timespec ts = { .tv_nsec = 3 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+        }
+        if (r < 0 || dry_run)
+                return r;
+        ret->duration = ret->inject.call;
+        if (process_rss(pid, &ret->rss_after) == 0 && ret->rss_before > 0) {
+                ret->has_freed = true;
+                ret->freed = ret->rss_before > ret->rss_after ? ret->rss_before - ret->rss_after : 0;
+        }
+        return 0;
+}
+
+int trim_run(pid_t pid, pid_t tid, TrimMethod method, bool dry_run, int phase_fd, TrimReport *ret, char *why,
+             size_t why_size) {
+        int r;
+
+        if (method == TRIM_SQL) {
+                *ret = (TrimReport) { .method = TRIM_SQL };
+                snprintf(why, why_size, "the sql method needs a connection to the server ([sql] in the policy)");
+                return -EOPNOTSUPP;
+        }
+        r = trim_by_ptrace(pid, tid, dry_run, phase_fd, ret, why, why_size);
+        if (r < 0 && method == TRIM_AUTO && (r == -EPERM || r == -EOPNOTSUPP || r == -EBUSY)) {
+                size_t n = strlen(why);
+                snprintf(why + n, why_size - n, "; no sql method configured to fall back on");
+        }
+        return r;
+}
+
+void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run, char *buf, size_t size) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX], t1[FORMAT_TIMESPAN_MAX], t2[FORMAT_TIMESPAN_MAX];
+
+        if (error < 0) {
+                snprintf(buf, size, "trim of %d failed (%s): %s", (int) pid, trim_method_to_string(r->method),
+                         why && why[0] ? why : strerror(-error));
+                return;
+        }
+        if (dry_run) {
+                snprintf(buf, size, "would call %s %s in thread %d of %d (blocked in %s)",
+                         allocator_to_string(r->allocator), r->function, (int) r->inject.tid, (int) pid,
+                         r->inject.syscall_name);
+                return;
+        }
+        snprintf(buf, size, "%s %s in thread %d of %d (blocked in %s): held %s, call %s, RSS %s -> %s, freed %s",
+                 allocator_to_string(r->allocator), r->function, (int) r->inject.tid, (int) pid, r->inject.syscall_name,
+                 format_timespan(t1, r->inject.held), format_timespan(t2, r->duration), format_bytes(a, r->rss_before),
+                 format_bytes(b, r->rss_after), format_bytes(c, r->freed));
+}
+
+json_object *trim_report_json(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "pid", json_object_new_int(pid));
+        json_object_object_add(o, "ok", json_object_new_boolean(error >= 0));
+        json_object_object_add(o, "error", error < 0 ? json_object_new_string(why && why[0] ? why : strerror(-error)) : NULL);
+        json_object_object_add(o, "dry_run", json_object_new_boolean(dry_run));
+        json_object_object_add(o, "method", json_object_new_string(trim_method_to_string(r->method)));
+        json_object_object_add(o, "allocator", json_object_new_string(allocator_to_string(r->allocator)));
+        json_object_object_add(o, "function", r->function ? json_object_new_string(r->function) : NULL);
+        json_object_object_add(o, "thread", r->inject.tid ? json_object_new_int(r->inject.tid) : NULL);
+        json_object_object_add(o, "syscall", r->inject.syscall_name ? json_object_new_string(r->inject.syscall_name) : NULL);
+        json_object_object_add(o, "held_us", json_object_new_uint64(r->inject.held));
+        json_object_object_add(o, "call_us", json_object_new_uint64(r->duration));
+        json_object_object_add(o, "completed", json_object_new_boolean(r->inject.completed));
+        json_object_object_add(o, "returned", json_object_new_uint64(r->inject.ret));
+        json_object_object_add(o, "rss_before", json_object_new_uint64(r->rss_before));
+        json_object_object_add(o, "rss_after", json_object_new_uint64(r->rss_after));
+        json_object_object_add(o, "freed", json_object_new_uint64(r->freed));
+        return o;
+}
