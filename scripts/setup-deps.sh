@@ -6,8 +6,8 @@
 set -euo pipefail
 
 build_pkgs=(gcc libc6-dev pkg-config meson ninja-build python3 scdoc
-            libsystemd-dev libcgroup-dev libinih-dev libjson-c-dev libelf-dev)
-test_pkgs=(libcmocka-dev clang libclang-rt-14-dev libjemalloc2 libgoogle-perftools4 gdb
+            libsystemd-dev libcgroup-dev libinih-dev libjson-c-dev libelf-dev libmariadb-dev)
+test_pkgs=(libcmocka-dev clang libclang-rt-14-dev libjemalloc2 libgoogle-perftools4 gdb mariadb-server mariadb-client
            qemu-system-x86 busybox-static cpio xz-utils zstd kmod)
 
 pkgs=("${build_pkgs[@]}")

@@ -114,6 +114,15 @@ typedef struct Policy {
         char exempt_hosts[POLICY_MAX_LIST][POLICY_HOST_MAX];
         unsigned n_exempt_hosts;
 
+        /* [sql] */
+        char sql_socket[256];      /* "auto": the server's own listening socket */
+        char sql_host[256];        /* "" = the socket */
+        unsigned sql_port;
+        char sql_user[POLICY_USER_MAX];
+        char sql_option_file[256]; /* "" = none: unix-socket authentication as sql_user */
+        usec_t sql_connect_timeout;
+        usec_t sql_query_timeout;
+
         /* [restart] */
         unsigned restart_max_per_day;
         usec_t restart_min_uptime;

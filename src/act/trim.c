@@ -11,10 +11,17 @@
 
 #include "elf-symbols.h"
 #include "memgov/fileio.h"
+#include "memgov/sql.h"
 #include "memgov/units.h"
 #include "trim.h"
 
 #define CAP_SYS_PTRACE_BIT 19
+
+static usec_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
 
 int process_rss(pid_t pid, uint64_t *ret) {
         char path[64], buf[4096];
@@ -251,19 +258,66 @@ int trim_by_ptrace(pid_t pid, pid_t tid, bool dry_run, int phase_fd, TrimReport 
         return 0;
 }
 
-int trim_run(pid_t pid, pid_t tid, TrimMethod method, bool dry_run, int phase_fd, TrimReport *ret, char *why,
-             size_t why_size) {
+static int parse_freed(void *userdata, unsigned n, char **row) {
+        uint64_t *freed = userdata;
+        if (n >= 1 && row[0])
+                *freed = strtoull(row[0], NULL, 10);
+        return 0;
+}
+
+int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char *why, size_t why_size) {
+        SqlConn c;
         int r;
 
-        if (method == TRIM_SQL) {
-                *ret = (TrimReport) { .method = TRIM_SQL };
-                snprintf(why, why_size, "the sql method needs a connection to the server ([sql] in the policy)");
-                return -EOPNOTSUPP;
+        *ret = (TrimReport) { .method = TRIM_SQL, .function = "memgov_trim()" };
+        r = sql_connect(p, pid, &c, why, why_size);
+        if (r < 0)
+                return r;
+        if (dry_run) {
+                /* Everything but the call: is the function there? */
+                r = sql_run(&c, "SELECT 1 FROM mysql.func WHERE name = 'memgov_trim'", NULL, NULL, why, why_size);
+                sql_close(&c);
+                return r;
         }
+        uint64_t freed = 0;
+        (void) process_rss(pid, &ret->rss_before);
+        usec_t t0 = now_usec();
+        r = sql_run(&c, "SELECT memgov_trim()", parse_freed, &freed, why, why_size);
+        ret->duration = now_usec() - t0;
+        sql_close(&c);
+        if (r == -ENOENT) {
+                snprintf(why, why_size, "memgov_trim() is not installed in the server (see docs/trim.md: "
+                                        "CREATE FUNCTION memgov_trim RETURNS INTEGER SONAME 'memgov_udf.so')");
+                return r;
+        }
+        if (r < 0)
+                return r;
+        (void) process_rss(pid, &ret->rss_after);
+        ret->has_freed = true;
+        ret->freed = ret->rss_after && ret->rss_before > ret->rss_after ? ret->rss_before - ret->rss_after : freed;
+        return 0;
+}
+
+int trim_run(const Policy *p, pid_t pid, pid_t tid, TrimMethod method, bool dry_run, int phase_fd, TrimReport *ret,
+             char *why, size_t why_size) {
+        int r;
+
+        if (method == TRIM_SQL)
+                return trim_by_sql(p, pid, dry_run, ret, why, why_size);
         r = trim_by_ptrace(pid, tid, dry_run, phase_fd, ret, why, why_size);
-        if (r < 0 && method == TRIM_AUTO && (r == -EPERM || r == -EOPNOTSUPP || r == -EBUSY)) {
-                size_t n = strlen(why);
-                snprintf(why + n, why_size - n, "; no sql method configured to fall back on");
+        if (r < 0 && method == TRIM_AUTO && (r == -EPERM || r == -EOPNOTSUPP || r == -EBUSY || r == -EAGAIN)) {
+                /* ptrace refused: say so, then the next method. */
+                char first[512];
+                snprintf(first, sizeof(first), "%s", why);
+                TrimReport sql;
+                int s = trim_by_sql(p, pid, dry_run, &sql, why, why_size);
+                if (s >= 0) {
+                        *ret = sql;
+                        return 0;
+                }
+                char second[512];
+                snprintf(second, sizeof(second), "%s", why);
+                snprintf(why, why_size, "ptrace: %s; sql: %s", first, second);
         }
         return r;
 }
@@ -274,6 +328,16 @@ void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why
         if (error < 0) {
                 snprintf(buf, size, "trim of %d failed (%s): %s", (int) pid, trim_method_to_string(r->method),
                          why && why[0] ? why : strerror(-error));
+                return;
+        }
+        if (dry_run && r->method == TRIM_SQL) {
+                snprintf(buf, size, "would call memgov_trim() over SQL in process %d", (int) pid);
+                return;
+        }
+        if (r->method == TRIM_SQL) {
+                snprintf(buf, size, "memgov_trim() over SQL in %d: call %s, RSS %s -> %s, freed %s", (int) pid,
+                         format_timespan(t2, r->duration), format_bytes(a, r->rss_before), format_bytes(b, r->rss_after),
+                         format_bytes(c, r->freed));
                 return;
         }
         if (dry_run) {

@@ -46,9 +46,13 @@ int trim_by_ptrace(pid_t pid, pid_t tid, bool dry_run, int phase_fd, TrimReport 
 /* RSS of a process, from /proc/PID/status. */
 int process_rss(pid_t pid, uint64_t *ret);
 
-/* A trim by the given method; auto tries ptrace, then sql when it is configured. */
-int trim_run(pid_t pid, pid_t tid, TrimMethod method, bool dry_run, int phase_fd, TrimReport *ret, char *why,
-             size_t why_size);
+/* The sql method: SELECT memgov_trim() in a connection of the server's own (the loadable
+ * function of src/udf/), with the policy's [sql] settings. */
+int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char *why, size_t why_size);
+
+/* A trim by the given method; auto tries ptrace, then sql when ptrace is refused. */
+int trim_run(const Policy *p, pid_t pid, pid_t tid, TrimMethod method, bool dry_run, int phase_fd, TrimReport *ret,
+             char *why, size_t why_size);
 
 /* One line, as `memgov trim` and the daemon's logs print it. */
 void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run, char *buf, size_t size);

@@ -7,6 +7,7 @@
 
 #include "../act/trim.h"
 #include "cli.h"
+#include "memgov/sql.h"
 #include "memgov/units.h"
 
 static void help(void) {
@@ -21,7 +22,8 @@ static void help(void) {
                "  -p --pid PID        the server process\n"
                "     --process[=NAMES] the server by name (default mariadbd,mysqld)\n"
                "  -t --thread TID     use this thread (default: the best blocked one)\n"
-               "  -m --method METHOD  auto (default), ptrace or sql\n"
+               "  -m --method METHOD  auto (default: ptrace, then sql), ptrace or sql\n"
+               "  -P --policy FILE    policy file ([sql] settings for the sql method)\n"
                "  -n --dry-run        choose the thread and resolve the function, do not call it\n"
                "  -j --json           print the report as JSON\n"
                "  -h --help           show this help\n");
@@ -34,15 +36,17 @@ int cmd_trim(int argc, char **argv) {
                 { "pid", required_argument, NULL, 'p' },   { "process", optional_argument, NULL, ARG_PROCESS_NAME },
                 { "thread", required_argument, NULL, 't' }, { "method", required_argument, NULL, 'm' },
                 { "dry-run", no_argument, NULL, 'n' },     { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },        {},
+                { "policy", required_argument, NULL, 'P' }, { "help", no_argument, NULL, 'h' },
+                {},
         };
+        const char *policy_file = NULL;
         pid_t pid = 0, tid = 0;
         const char *process = NULL;
         TrimMethod method = TRIM_AUTO;
         bool dry_run = false, json = false;
         int c;
 
-        while ((c = getopt_long(argc, argv, "p:t:m:njh", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "p:t:m:P:njh", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
                 case 't': {
@@ -76,6 +80,9 @@ int cmd_trim(int argc, char **argv) {
                 case 'n':
                         dry_run = true;
                         break;
+                case 'P':
+                        policy_file = optarg;
+                        break;
                 case 'j':
                         json = true;
                         break;
@@ -105,8 +112,17 @@ int cmd_trim(int argc, char **argv) {
         const char *e = getenv("MEMGOV_TEST_PHASE_FD");
         int phase_fd = e ? atoi(e) : -1;
 
+        _cleanup_free_ Policy *policy = malloc(sizeof(Policy));
+        char origin[512];
+        if (!policy)
+                return EXIT_FAILURE;
+        int r = cli_load_policy(policy_file, policy, origin, sizeof(origin));
+        if (r != 0)
+                return r;
+        sql_library_init();
+
         TrimReport rep;
-        int r = trim_run(pid, tid, method, dry_run, phase_fd, &rep, why, sizeof(why));
+        r = trim_run(policy, pid, tid, method, dry_run, phase_fd, &rep, why, sizeof(why));
         if (json) {
                 json_object *o = trim_report_json(pid, &rep, r, why, dry_run);
                 printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -522,3 +522,42 @@ int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_sta
         }
         return r < 0 ? r : -ENOENT;
 }
+
+/* /proc/PID/net/unix, e.g.:
+ *   Num       RefCount Protocol Flags    Type St Inode Path
+ *   0000000000000000: 00000002 00000000 00010000 0001 01 23456 /run/mysqld/mysqld.sock
+ */
+int proc_net_unix_listening(const char *buf, size_t len, const uint64_t *inodes, size_t n_inodes, char *path,
+                            size_t size) {
+        LineCursor c;
+        Span line;
+        int r;
+        bool header = true;
+
+        line_cursor_init(&c, buf, len);
+        while ((r = line_next(&c, &line)) > 0) {
+                Span num, ref, proto, flags, type, st, ino;
+                uint64_t fl, ty, inode;
+                if (header) {
+                        header = false;
+                        if (!span_startswith(line, "Num"))
+                                return -EBADMSG;
+                        continue;
+                }
+                if (!span_next_field(&line, " ", &num) || !span_next_field(&line, " ", &ref) ||
+                    !span_next_field(&line, " ", &proto) || !span_next_field(&line, " ", &flags) ||
+                    !span_next_field(&line, " ", &type) || !span_next_field(&line, " ", &st) ||
+                    !span_next_field(&line, " ", &ino))
+                        return -EBADMSG;
+                if (span_to_x64(flags, &fl) < 0 || span_to_x64(type, &ty) < 0 || span_to_u64(ino, &inode) < 0)
+                        return -EBADMSG;
+                Span p = span_strip(line);
+                /* __SO_ACCEPTCON: listening; SOCK_STREAM; a path, not an abstract name. */
+                if (!(fl & 0x10000) || ty != 1 || p.n == 0 || p.p[0] != '/')
+                        continue;
+                for (size_t i = 0; i < n_inodes; i++)
+                        if (inodes[i] == inode)
+                                return span_copy(p, path, size) < 0 ? -ENAMETOOLONG : 0;
+        }
+        return r < 0 ? r : -ENOENT;
+}

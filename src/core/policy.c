@@ -55,6 +55,8 @@ typedef enum KeyType {
         KT_USERS,
         KT_HOSTS,
         KT_WINDOWS,
+        KT_STRING,
+        KT_PATH,
 } KeyType;
 
 typedef struct PolicyKey {
@@ -158,6 +160,20 @@ static const PolicyKey keys[] = {
           "a comma-separated list of up to 32 host names of at most 255 characters"),
         K("reset", "in-transaction", KT_IN_TRX, offsetof(Policy, reset_in_trx), 0, 0, "never or emergency"),
 
+        K("sql", "socket", KT_PATH, offsetof(Policy, sql_socket), 0, sizeof(((Policy *) 0)->sql_socket),
+          "auto (the server's own socket), or the absolute path of a unix socket"),
+        K("sql", "host", KT_STRING, offsetof(Policy, sql_host), 0, sizeof(((Policy *) 0)->sql_host),
+          "a host name or address, or nothing to use the socket"),
+        K("sql", "port", KT_UINT, offsetof(Policy, sql_port), 1, 65535, "a TCP port from 1 to 65535"),
+        K("sql", "user", KT_STRING, offsetof(Policy, sql_user), 1, sizeof(((Policy *) 0)->sql_user),
+          "a user name of at most 80 characters"),
+        K("sql", "option-file", KT_PATH, offsetof(Policy, sql_option_file), 0, sizeof(((Policy *) 0)->sql_option_file),
+          "the absolute path of a my.cnf-style file with a [client] section, or nothing"),
+        K("sql", "connect-timeout", KT_TIMESPAN, offsetof(Policy, sql_connect_timeout), USEC_PER_SEC, USEC_PER_MINUTE,
+          "a duration from 1s to 1m, like 2s"),
+        K("sql", "query-timeout", KT_TIMESPAN, offsetof(Policy, sql_query_timeout), USEC_PER_SEC, 10 * USEC_PER_MINUTE,
+          "a duration from 1s to 10m, like 10s"),
+
         K("restart", "enabled", KT_BOOL, STEP(LEVEL_RESTART, enabled), 0, 0, "yes or no"),
         K("restart", "at", KT_PERCENT_OFF, STEP(LEVEL_RESTART, at), PCT(1), PCT(100),
           "a share of the budget from 1% to 100% like 96%, or off"),
@@ -183,7 +199,7 @@ static const PolicyKey keys[] = {
 #define N_KEYS ELEMENTSOF(keys)
 
 static const char *const sections[] = {
-        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "reset", "restart",
+        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "reset", "sql", "restart",
 };
 
 const char *const *policy_key_names(void) {
@@ -436,7 +452,7 @@ static char *policy_reader(char *str, int num, void *stream) {
                         else
                                 report(c, c->lineno, "[%s]: unknown section (expected one of [governor], "
                                        "[budget], [sampling], [trend], [psi], [trim], [throttle], "
-                                       "[reset], [restart])", c->section);
+                                       "[reset], [sql], [restart])", c->section);
                 }
                 memcpy(str, line, n);
                 str[n] = '\n';
@@ -622,6 +638,21 @@ static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detai
                 if (r == -E2BIG)
                         snprintf(detail, dlen, "more than %d windows", POLICY_MAX_WINDOWS);
                 return r;
+
+        case KT_PATH:
+                if (v[0] && v[0] != '/' && !streq(v, "auto"))
+                        return -EINVAL;
+                _fallthrough_;
+        case KT_STRING: {
+                size_t n = strlen(v);
+                if (n >= k->max || n < k->min)
+                        return n < k->min ? -EINVAL : -ERANGE;
+                for (size_t i = 0; i < n; i++)
+                        if ((unsigned char) v[i] < 0x20)
+                                return -EINVAL;
+                memcpy(field, v, n + 1);
+                return 0;
+        }
         }
         return -EINVAL;
 }

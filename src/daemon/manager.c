@@ -20,6 +20,7 @@
 #include "memgov/format.h"
 #include "memgov/log.h"
 #include "memgov/policy-file.h"
+#include "memgov/sql.h"
 #include "memgov/trace.h"
 #include "memgov/units.h"
 
@@ -615,6 +616,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                         goto fail;
         }
 
+        sql_library_init();
         m->started = now_clock(CLOCK_MONOTONIC);
         if (!o->quiet && !o->record_only)
                 log_info("policy: %s%s", m->policy_origin, m->opts.dry_run ? "; dry run: nothing will be changed" : "");

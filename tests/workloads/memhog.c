@@ -7,11 +7,14 @@
  *        each thread fills its malloc arena with small blocks, frees all but one in
  *        KEEP_ONE_IN, then waits: the heap holds MB_PER_THREAD per thread that only a trim
  *        gives back to the kernel
+ *        one more thread ticks every 200 us and records the longest it was kept from running:
+ *        each second, a line "rss KB kB stall US us" reports RSS and that stall (then resets it)
  *   memhog now
  *        prints CLOCK_MONOTONIC in microseconds
  *
  * Progress goes to stdout, one line per step, so that a test can follow it. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +67,20 @@ static int grow(double rate, long limit_mb) {
                 pause();
 }
 
+static _Atomic uint64_t max_stall;
+
+static void *ticker(void *arg) {
+        for (;;) {
+                uint64_t t = now_us();
+                usleep(200);
+                uint64_t late = now_us() - t;
+                late = late > 200 ? late - 200 : 0;
+                if (late > max_stall)
+                        max_stall = late;
+        }
+        return NULL;
+}
+
 typedef struct Frag {
         size_t mb;
         unsigned keep;
@@ -98,10 +115,13 @@ _Noreturn static void fragment(unsigned threads, size_t mb, unsigned keep) {
         for (unsigned i = 0; i < threads; i++)
                 pthread_create(&t[i], NULL, fragment_thread, &f);
         pthread_barrier_wait(&ready);
+        pthread_t tick;
+        pthread_create(&tick, NULL, ticker, NULL);
         printf("fragmented %u threads x %zu MiB, rss %ld kB\n", threads, mb, rss_kb());
         for (;;) {
                 sleep(1);
-                printf("rss %ld kB\n", rss_kb());
+                printf("rss %ld kB stall %llu us\n", rss_kb(), (unsigned long long) max_stall);
+                max_stall = 0;
         }
 }
 

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <limits.h>
+#include <sys/types.h>
+
+#include "memgov/policy.h"
+
+/* Talking to the server over SQL (MariaDB Connector/C; MariaDB and MySQL servers). Every call
+ * is bounded by the policy's timeouts; errors come back as a negative errno and a sentence. */
+
+typedef struct SqlConn {
+        void *mysql; /* MYSQL * */
+        unsigned long long own_id;
+        bool mariadb;
+        char version[96];
+        char endpoint[PATH_MAX + 64]; /* where we connected, for messages */
+} SqlConn;
+
+/* The socket a server process listens on, as a path that reaches it from here: through the
+ * process's own root (/proc/PID/root/run/mysqld/mysqld.sock). */
+int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_size);
+
+/* An option file with a password: refused when others may read it, or (as root) not root's. */
+int sql_check_option_file(const char *path, char *why, size_t why_size);
+
+int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size);
+void sql_close(SqlConn *c);
+
+/* Runs a statement; for a query, calls row() with each row's columns (NULL for SQL NULL). */
+typedef int (*sql_row_fn)(void *userdata, unsigned n_fields, char **row);
+int sql_run(SqlConn *c, const char *statement, sql_row_fn row, void *userdata, char *why, size_t why_size);
+
+/* Once per process, from the main thread, before any thread connects. */
+void sql_library_init(void);
