@@ -79,3 +79,11 @@ void action_feedback_apply(ActionFeedback *f, Sample *s);
 /* memory.high / memory.max: SetUnitProperties(runtime) for a unit, a cgroupfs write otherwise;
  * read back and verified. */
 int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionResult *ret);
+
+/* Connection reset: KILL CONNECTION the chosen sessions then trim (sql), a command (exec) or a
+ * signal to a pooler (signal), as the policy says. */
+int reset_run(const ActionContext *c, const Decision *d, ActionResult *ret);
+
+/* Graceful restart: optional pre-flush and hooks; RestartUnit through systemd, followed to its
+ * end, or SIGTERM through a pidfd. Never SIGKILL. */
+int restart_run(const ActionContext *c, const Decision *d, ActionResult *ret);

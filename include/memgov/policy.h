@@ -36,6 +36,17 @@ typedef enum PsiType {
         PSI_FULL,
 } PsiType;
 
+typedef enum ResetMethod {
+        RESET_SQL,    /* KILL CONNECTION the chosen sessions */
+        RESET_EXEC,   /* run reset.exec (a pooler's command, a script) */
+        RESET_SIGNAL, /* send reset.signal to the process named reset.signal-process */
+        _RESET_METHOD_MAX,
+} ResetMethod;
+
+const char *reset_method_to_string(ResetMethod m);
+
+#define POLICY_ARGV_MAX 512
+
 typedef enum InTransaction {
         IN_TRX_NEVER,     /* never reset a session inside a write transaction */
         IN_TRX_EMERGENCY, /* only when the ETA is below restart emergency-eta */
@@ -109,6 +120,11 @@ typedef struct Policy {
         uint64_t reset_min_memory;
         usec_t reset_min_idle;
         InTransaction reset_in_trx;
+        ResetMethod reset_method;
+        char reset_exec[POLICY_ARGV_MAX];
+        char reset_signal_process[128];
+        int reset_signal;
+        usec_t hook_timeout;
         char exempt_users[POLICY_MAX_LIST][POLICY_USER_MAX];
         unsigned n_exempt_users;
         char exempt_hosts[POLICY_MAX_LIST][POLICY_HOST_MAX];
@@ -130,6 +146,9 @@ typedef struct Policy {
         unsigned n_windows;
         usec_t emergency_eta;
         bool preflush;
+        usec_t preflush_timeout;
+        char pre_hook[POLICY_ARGV_MAX];
+        char post_hook[POLICY_ARGV_MAX];
         uint32_t max_raise;
         usec_t stop_timeout;
 } Policy;

@@ -136,9 +136,19 @@ static int real_max(void *u, const ActionContext *c, const Decision *d, ActionRe
         return limits_set(c, "memory.max", d->value, ret);
 }
 
+static int real_reset(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        return reset_run(c, d, ret);
+}
+
+static int real_restart(void *u, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        return restart_run(c, d, ret);
+}
+
 const ActuatorOps actuator_ops_real = {
         .name = "real",
         .trim = real_trim,
+        .reset = real_reset,
+        .restart = real_restart,
         .set_high = real_high,
         .set_max = real_max,
 };

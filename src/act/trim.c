@@ -265,11 +265,22 @@ static int parse_freed(void *userdata, unsigned n, char **row) {
         return 0;
 }
 
+static Allocator detect_allocator(pid_t pid) {
+        char path[64];
+        _cleanup_free_ char *maps = NULL;
+        size_t len;
+        ProcMaps m;
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+        if (read_full_file_at(AT_FDCWD, path, 64U << 20, &maps, &len) < 0 || parse_proc_maps(maps, len, &m) < 0)
+                return ALLOCATOR_UNKNOWN;
+        return m.allocator;
+}
+
 int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char *why, size_t why_size) {
         SqlConn c;
         int r;
 
-        *ret = (TrimReport) { .method = TRIM_SQL, .function = "memgov_trim()" };
+        *ret = (TrimReport) { .method = TRIM_SQL, .function = "memgov_trim()", .allocator = detect_allocator(pid) };
         r = sql_connect(p, pid, &c, why, why_size);
         if (r < 0)
                 return r;
@@ -335,7 +346,8 @@ void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why
                 return;
         }
         if (r->method == TRIM_SQL) {
-                snprintf(buf, size, "memgov_trim() over SQL in %d: call %s, RSS %s -> %s, freed %s", (int) pid,
+                snprintf(buf, size, "%s memgov_trim() over SQL in %d: call %s, RSS %s -> %s, freed %s",
+                         allocator_to_string(r->allocator), (int) pid,
                          format_timespan(t2, r->duration), format_bytes(a, r->rss_before), format_bytes(b, r->rss_after),
                          format_bytes(c, r->freed));
                 return;

@@ -21,12 +21,13 @@ static void help(void) {
                "     --socket PATH     control socket for memgov status (default\n"
                "                       /run/memgov/INSTANCE.sock; \"\" for none)\n"
                "     --record FILE     write every sample to FILE as a trace memgov replay reads\n"
+               "     --state-dir DIR   where the restart history is kept (default /var/lib/memgov)\n"
                "     --duration TIME   stop after TIME (e.g. 10m)\n"
                "  -h --help            show this help\n"
                "\n" TARGET_OPTIONS_HELP);
 }
 
-enum { ARG_SOCKET = 0x200, ARG_RECORD, ARG_DURATION };
+enum { ARG_SOCKET = 0x200, ARG_RECORD, ARG_DURATION, ARG_STATE_DIR };
 
 int cmd_run(int argc, char **argv) {
         static const struct option options[] = {
@@ -36,6 +37,7 @@ int cmd_run(int argc, char **argv) {
                 { "socket", required_argument, NULL, ARG_SOCKET },
                 { "record", required_argument, NULL, ARG_RECORD },
                 { "duration", required_argument, NULL, ARG_DURATION },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
                 { "help", no_argument, NULL, 'h' },
                 TARGET_OPTIONS,
                 {},
@@ -72,6 +74,9 @@ int cmd_run(int argc, char **argv) {
                         break;
                 case ARG_RECORD:
                         o.record_path = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        o.state_dir = optarg;
                         break;
                 case ARG_DURATION:
                         if (parse_timespan(optarg, &o.duration) < 0 || o.duration == 0) {

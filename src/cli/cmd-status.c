@@ -225,7 +225,7 @@ static void print_status(json_object *st, bool color, const char *note) {
 
 /* No daemon: look at the target once, through the same code the daemon runs. */
 static int snapshot(const TargetArgs *t, json_object **ret) {
-        ManagerOptions o = { .target = t->spec, .roots = t->roots, .socket_path = "", .dry_run = true, .quiet = true };
+        ManagerOptions o = { .target = t->spec, .roots = t->roots, .socket_path = "", .state_dir = "", .dry_run = true, .quiet = true };
         Manager *m = NULL;
         int saved = log_get_max_level();
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "memgov/argv.h"
 #include "memgov/policy.h"
 #include "memgov/strutil.h"
 #include "memgov/units.h"
@@ -36,6 +37,16 @@ static const char *const trim_method_names[_TRIM_METHOD_MAX] = {
         [TRIM_SQL] = "sql",
 };
 
+static const char *const reset_method_names[_RESET_METHOD_MAX] = {
+        [RESET_SQL] = "sql",
+        [RESET_EXEC] = "exec",
+        [RESET_SIGNAL] = "signal",
+};
+
+const char *reset_method_to_string(ResetMethod m) {
+        return m >= 0 && m < _RESET_METHOD_MAX ? reset_method_names[m] : "invalid";
+}
+
 const char *trim_method_to_string(TrimMethod m) {
         return m >= 0 && m < _TRIM_METHOD_MAX ? trim_method_names[m] : "invalid";
 }
@@ -57,6 +68,9 @@ typedef enum KeyType {
         KT_WINDOWS,
         KT_STRING,
         KT_PATH,
+        KT_ARGV,
+        KT_RESET_METHOD,
+        KT_SIGNAL,
 } KeyType;
 
 typedef struct PolicyKey {
@@ -159,6 +173,14 @@ static const PolicyKey keys[] = {
         K("reset", "exempt-hosts", KT_HOSTS, 0, 0, 0,
           "a comma-separated list of up to 32 host names of at most 255 characters"),
         K("reset", "in-transaction", KT_IN_TRX, offsetof(Policy, reset_in_trx), 0, 0, "never or emergency"),
+        K("reset", "method", KT_RESET_METHOD, offsetof(Policy, reset_method), 0, 0, "sql, exec or signal"),
+        K("reset", "exec", KT_ARGV, offsetof(Policy, reset_exec), 0, POLICY_ARGV_MAX,
+          "a command: an absolute path and its arguments, double quotes around blanks, or nothing"),
+        K("reset", "signal-process", KT_STRING, offsetof(Policy, reset_signal_process), 0,
+          sizeof(((Policy *) 0)->reset_signal_process), "a process name like proxysql, or nothing"),
+        K("reset", "signal", KT_SIGNAL, offsetof(Policy, reset_signal), 0, 0, "a signal name like HUP or USR1"),
+        K("reset", "hook-timeout", KT_TIMESPAN, offsetof(Policy, hook_timeout), USEC_PER_SEC, USEC_PER_HOUR,
+          "a duration from 1s to 1h, like 30s"),
 
         K("sql", "socket", KT_PATH, offsetof(Policy, sql_socket), 0, sizeof(((Policy *) 0)->sql_socket),
           "auto (the server's own socket), or the absolute path of a unix socket"),
@@ -190,6 +212,12 @@ static const PolicyKey keys[] = {
         K("restart", "emergency-eta", KT_TIMESPAN_OFF, offsetof(Policy, emergency_eta), USEC_PER_SEC,
           USEC_PER_DAY, "a duration from 1s to 1d like 10m, or off"),
         K("restart", "pre-flush", KT_BOOL, offsetof(Policy, preflush), 0, 0, "yes or no"),
+        K("restart", "pre-flush-timeout", KT_TIMESPAN, offsetof(Policy, preflush_timeout), USEC_PER_SEC, USEC_PER_HOUR,
+          "a duration from 1s to 1h, like 2m"),
+        K("restart", "pre-hook", KT_ARGV, offsetof(Policy, pre_hook), 0, POLICY_ARGV_MAX,
+          "a command: an absolute path and its arguments, double quotes around blanks, or nothing"),
+        K("restart", "post-hook", KT_ARGV, offsetof(Policy, post_hook), 0, POLICY_ARGV_MAX,
+          "a command: an absolute path and its arguments, double quotes around blanks, or nothing"),
         K("restart", "max-raise", KT_PERCENT, offsetof(Policy, max_raise), 0, PCT(50),
           "a share of the budget from 0% to 50%, like 5%"),
         K("restart", "stop-timeout", KT_TIMESPAN, offsetof(Policy, stop_timeout), 10 * USEC_PER_SEC,
@@ -639,6 +667,45 @@ static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detai
                         snprintf(detail, dlen, "more than %d windows", POLICY_MAX_WINDOWS);
                 return r;
 
+        case KT_RESET_METHOD:
+                for (int i = 0; i < _RESET_METHOD_MAX; i++)
+                        if (streq(v, reset_method_names[i])) {
+                                *(ResetMethod *) field = (ResetMethod) i;
+                                return 0;
+                        }
+                return -EINVAL;
+
+        case KT_SIGNAL: {
+                static const struct {
+                        const char *name;
+                        int sig;
+                } sigs[] = { { "HUP", 1 }, { "INT", 2 }, { "QUIT", 3 }, { "USR1", 10 }, { "USR2", 12 }, { "TERM", 15 } };
+                const char *name = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
+                for (size_t i = 0; i < ELEMENTSOF(sigs); i++)
+                        if (streq(name, sigs[i].name)) {
+                                *(int *) field = sigs[i].sig;
+                                return 0;
+                        }
+                return -EINVAL;
+        }
+
+        case KT_ARGV: {
+                char words[POLICY_ARGV_MAX];
+                char *av[ARGV_MAX + 1];
+                unsigned n;
+                if (strlen(v) >= k->max)
+                        return -ERANGE;
+                r = argv_split(v, words, sizeof(words), av, &n);
+                if (r == -EINVAL) {
+                        snprintf(detail, dlen, "'%s' has an unclosed quote or a program without an absolute path", v);
+                        return r;
+                }
+                if (r < 0)
+                        return r;
+                memcpy(field, v, strlen(v) + 1);
+                return 0;
+        }
+
         case KT_PATH:
                 if (v[0] && v[0] != '/' && !streq(v, "auto"))
                         return -EINVAL;
@@ -840,6 +907,13 @@ static void validate(Validator *v) {
                          "restart.emergency-eta: %s is longer than restart.eta = %s (expected an "
                          "emergency ETA at or below the restart ETA)",
                          format_timespan(t1, p->emergency_eta), format_timespan(t2, rs->eta));
+
+        if (p->step[LEVEL_RESET].enabled && p->reset_method == RESET_EXEC && !p->reset_exec[0])
+                conflict(v, "reset.exec", "reset.method",
+                         "reset.method: exec needs reset.exec (expected the command to run)");
+        if (p->step[LEVEL_RESET].enabled && p->reset_method == RESET_SIGNAL && !p->reset_signal_process[0])
+                conflict(v, "reset.signal-process", "reset.method",
+                         "reset.method: signal needs reset.signal-process (expected the process to signal)");
 
         if (p->reset_in_trx == IN_TRX_EMERGENCY && p->emergency_eta == 0)
                 conflict(v, "restart.emergency-eta", "reset.in-transaction",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -261,17 +262,17 @@ static void remember_result(Manager *m, const ActionJob *j) {
 }
 
 /* How long an action may run before the engine hears it failed. */
-static usec_t action_timeout(DecisionKind k) {
+static usec_t action_timeout(const Policy *p, DecisionKind k) {
         switch (k) {
         case DECISION_SET_HIGH:
         case DECISION_SET_MAX:
                 return 10 * USEC_PER_SEC;
         case DECISION_TRIM:
-                return 30 * USEC_PER_SEC;
+                return 45 * USEC_PER_SEC;
         case DECISION_RESET:
-                return 60 * USEC_PER_SEC;
-        default:
-                return 120 * USEC_PER_SEC;
+                return 2 * p->sql_connect_timeout + 3 * p->sql_query_timeout + p->hook_timeout + 45 * USEC_PER_SEC;
+        default: /* a restart: pre-flush, hooks, the stop itself */
+                return p->preflush_timeout + 2 * p->hook_timeout + p->stop_timeout + 30 * USEC_PER_SEC;
         }
 }
 
@@ -281,6 +282,55 @@ static ActionKind action_kind_of(DecisionKind k) {
                : k == DECISION_SET_MAX  ? ACTION_SET_MAX
                : k == DECISION_RESET    ? ACTION_RESET
                                         : ACTION_RESTART;
+}
+
+/* The restart history, so that max-per-day holds across governor restarts: written next to
+ * the new file, then renamed over the old one. */
+static void save_state(Manager *m) {
+        if (!m->state_path[0])
+                return;
+        json_object *o = json_object_new_object(), *a = json_object_new_array();
+        for (unsigned i = 0; i < m->engine->n_restarts; i++)
+                json_object_array_add(a, json_object_new_uint64(m->engine->restart_clock[i]));
+        json_object_object_add(o, "restarts_wall_us", a);
+        char tmp[600];
+        snprintf(tmp, sizeof(tmp), "%s.new", m->state_path);
+        FILE *f = fopen(tmp, "we");
+        bool ok = f && fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) > 0;
+        if (f)
+                ok = (fflush(f) == 0 && fsync(fileno(f)) == 0 && fclose(f) == 0) && ok;
+        json_object_put(o);
+        if (!ok || rename(tmp, m->state_path) < 0) {
+                log_warning_errno(negative_errno(), "cannot save %s: %m; the restart history is kept in memory only",
+                                  m->state_path);
+                (void) unlink(tmp);
+        }
+}
+
+static void load_state(Manager *m) {
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r = read_full_file_at(AT_FDCWD, m->state_path, 1 << 20, &text, &len);
+        if (r == -ENOENT)
+                return;
+        if (r < 0) {
+                log_warning_errno(r, "cannot read %s: %m", m->state_path);
+                return;
+        }
+        json_object *o = json_tokener_parse(text), *a;
+        if (!o || !json_object_object_get_ex(o, "restarts_wall_us", &a) || !json_object_is_type(a, json_type_array)) {
+                log_warning("%s: not a memgov state file; ignored", m->state_path);
+                json_object_put(o);
+                return;
+        }
+        usec_t clock[ENGINE_RESTART_HISTORY];
+        unsigned n = 0;
+        for (size_t i = 0; i < json_object_array_length(a) && n < ENGINE_RESTART_HISTORY; i++)
+                clock[n++] = (usec_t) json_object_get_uint64(json_object_array_get_idx(a, i));
+        engine_restore_restarts(m->engine, clock, n);
+        json_object_put(o);
+        if (n > 0)
+                log_info("restart history: %u restart(s) remembered from %s", n, m->state_path);
 }
 
 static void act_on(Manager *m, const EngineOutput *out) {
@@ -293,6 +343,8 @@ static void act_on(Manager *m, const EngineOutput *out) {
                         remember(m, out, d, line, 0);
                         continue;
                 }
+                if (d->kind == DECISION_RESTART)
+                        save_state(m);
                 ActionJob *job = m->scratch; /* the worker copies it */
                 job->decision = *d;
                 action_target_from(&job->target, &m->target);
@@ -335,7 +387,7 @@ static void check_overdue(Manager *m, usec_t now) {
 
         if (!action_worker_current(&m->worker, &id, &d, &started) || id == m->overdue_job)
                 return;
-        if (now - started < action_timeout(d.kind))
+        if (now - started < action_timeout(&m->policy, d.kind))
                 return;
         m->overdue_job = id;
         m->feedback.failed |= 1u << action_kind_of(d.kind);
@@ -616,6 +668,14 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                         goto fail;
         }
 
+        if (!o->record_only && (!o->state_dir || o->state_dir[0])) {
+                const char *dir = o->state_dir ? o->state_dir : "/var/lib/memgov";
+                snprintf(m->state_path, sizeof(m->state_path), "%s/%s.state", dir, m->instance);
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        log_warning_errno(negative_errno(), "cannot create %s: %m; the restart history is kept in "
+                                          "memory only", dir);
+                load_state(m);
+        }
         sql_library_init();
         m->started = now_clock(CLOCK_MONOTONIC);
         if (!o->quiet && !o->record_only)

@@ -25,6 +25,7 @@ typedef struct ManagerOptions {
         RootsOptions roots;
         const char *socket_path; /* NULL = /run/memgov/<instance>.sock; "" = none */
         const char *record_path; /* write every sample as a trace */
+        const char *state_dir;   /* restart history across governor restarts; NULL = /var/lib/memgov, "" = none */
         usec_t duration;         /* stop after this long (tests, demos); 0 = run until told */
         const ActuatorOps *ops;  /* NULL = chosen from dry_run */
         void *ops_userdata;
@@ -64,6 +65,7 @@ typedef struct Manager {
         int psi_fd, inotify_fd, pidfd, control_fd;
         char instance[128];
         char socket_path[256];
+        char state_path[512];
 
         FILE *record;
         usec_t started;

@@ -104,7 +104,7 @@ def run(tmp):
     log_path = os.path.join(tmp, "memgov.log")
     log = open(log_path, "w")
     d = subprocess.Popen([MEMGOV, "run", "--dry-run", "--cgroup-root", cg, "--proc-root", proc, "--cgroup", "/db",
-                          "--policy", policy, "--socket", sock, "--record", trace], stderr=log)
+                          "--policy", policy, "--socket", sock, "--record", trace, "--state-dir", tmp], stderr=log)
     DAEMONS.append(d)
 
     def logged():

@@ -5,6 +5,9 @@
 #   mariadb_start DIR [mariadbd options...]   (sets MARIADB_SOCKET, MARIADB_PID, MARIADB_DIR)
 #   mariadb_sql "SQL"                         (runs as root over the socket, prints rows)
 #   mariadb_stop
+# With MARIADB_CGROUP set to a cgroup directory, the server starts inside it (all its memory is
+# charged there). With MARIADB_SUPERVISE=1, a loop starts the server again whenever it exits
+# (as systemd or a kubelet would); MARIADB_PID then follows the pid file.
 # Needs root (the server runs as the mysql user).
 
 mariadb_sql() {
@@ -25,14 +28,24 @@ mariadb_start() {
                         --auth-root-authentication-method=socket --skip-test-db >"$MARIADB_DIR/install.log" 2>&1 ||
                         { cat "$MARIADB_DIR/install.log" >&2; return 1; }
         fi
-        mariadbd --no-defaults --user=mysql --datadir="$MARIADB_DIR/data" --socket="$MARIADB_SOCKET" \
-                --pid-file="$MARIADB_DIR/run/mysqld.pid" --plugin-dir="$MARIADB_DIR/plugin" --skip-networking \
-                --log-error="$MARIADB_DIR/error.log" --innodb-buffer-pool-size=16M --max-connections=200 "$@" &
-        MARIADB_PID=$!
+        rm -f "$MARIADB_DIR/run/mysqld.pid" "$MARIADB_DIR/run/stop"
+        local args=(--no-defaults --user=mysql --datadir="$MARIADB_DIR/data" --socket="$MARIADB_SOCKET"
+                    --pid-file="$MARIADB_DIR/run/mysqld.pid" --plugin-dir="$MARIADB_DIR/plugin" --skip-networking
+                    --log-error="$MARIADB_DIR/error.log" --innodb-buffer-pool-size=16M --max-connections=200 "$@")
+        if [[ ${MARIADB_SUPERVISE:-0} == 1 ]]; then
+                ( [[ -n ${MARIADB_CGROUP:-} ]] && echo "$BASHPID" >"$MARIADB_CGROUP/cgroup.procs"
+                  while [[ ! -e $MARIADB_DIR/run/stop ]]; do mariadbd "${args[@]}"; done ) &
+                MARIADB_SUPERVISOR=$!
+        else
+                ( [[ -n ${MARIADB_CGROUP:-} ]] && echo "$BASHPID" >"$MARIADB_CGROUP/cgroup.procs"
+                  exec mariadbd "${args[@]}" ) &
+                MARIADB_PID=$!
+        fi
         local i
         for i in $(seq 300); do
+                [[ ${MARIADB_SUPERVISE:-0} == 1 && -s $MARIADB_DIR/run/mysqld.pid ]] && MARIADB_PID=$(cat "$MARIADB_DIR/run/mysqld.pid")
                 mariadb_sql "SELECT 1" >/dev/null 2>&1 && return 0
-                kill -0 "$MARIADB_PID" 2>/dev/null || break
+                [[ -z ${MARIADB_PID:-} ]] || kill -0 "$MARIADB_PID" 2>/dev/null || [[ ${MARIADB_SUPERVISE:-0} == 1 ]] || break
                 sleep 0.1
         done
         echo "mariadb: the server did not start" >&2
@@ -41,21 +54,61 @@ mariadb_start() {
 }
 
 mariadb_stop() {
+        [[ -n ${MARIADB_DIR:-} ]] && touch "$MARIADB_DIR/run/stop"
+        [[ -s ${MARIADB_DIR:-}/run/mysqld.pid ]] && MARIADB_PID=$(cat "$MARIADB_DIR/run/mysqld.pid")
         [[ -n ${MARIADB_PID:-} ]] || return 0
         kill -TERM "$MARIADB_PID" 2>/dev/null || true
-        wait "$MARIADB_PID" 2>/dev/null || true
+        local i
+        for i in $(seq 600); do kill -0 "$MARIADB_PID" 2>/dev/null || break; sleep 0.1; done
+        wait "${MARIADB_SUPERVISOR:-$MARIADB_PID}" 2>/dev/null || true
         MARIADB_PID=
 }
 
-# Fragments the server's heap: N sessions in parallel each set SIZE_MB one-megabyte user
-# variables (allocated in their connection threads' malloc arenas), then disconnect.
-mariadb_fragment() {
-        local sessions=$1 size=$2 i j sql=""
-        for j in $(seq "$size"); do sql+="SET @v$j = REPEAT('m', 1000000 + $j);"; done
-        for i in $(seq "$sessions"); do
-                mariadb_sql "$sql SELECT SLEEP(0.5);" >/dev/null &
+# Waits for a new server process (after a restart) and for it to answer; sets MARIADB_PID.
+mariadb_wait_restart() {
+        local old=$1 i
+        for i in $(seq 1200); do
+                if [[ -s $MARIADB_DIR/run/mysqld.pid && $(cat "$MARIADB_DIR/run/mysqld.pid") != "$old" ]] &&
+                   mariadb_sql "SELECT 1" >/dev/null 2>&1; then
+                        MARIADB_PID=$(cat "$MARIADB_DIR/run/mysqld.pid")
+                        return 0
+                fi
+                sleep 0.1
         done
-        wait $(jobs -p | grep -v "^$MARIADB_PID\$") 2>/dev/null || true
+        return 1
+}
+
+# Fragments the server's heap: N sessions in parallel each set SIZE_MB one-megabyte user
+# variables (allocated in their connection threads' malloc arenas), free every other one and
+# stay connected, holding the rest: the freed half are holes only a trim gives back. Returns
+# once all sessions hold; mariadb_unfragment ends them.
+mariadb_fragment() {
+        local sessions=$1 size=$2 i j set="" unset=""
+        for j in $(seq "$size"); do
+                set+="SET @v$j = REPEAT('m', 1000000 + $j);"
+                (( j % 2 == 0 )) && unset+="SET @v$j = NULL;"
+        done
+        MARIADB_FRAG_PIDS=()
+        for i in $(seq "$sessions"); do
+                mariadb_sql "$set $unset SELECT SLEEP(600);" >/dev/null 2>&1 &
+                MARIADB_FRAG_PIDS+=($!)
+        done
+        for i in $(seq 600); do
+                [[ $(mariadb_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'") -ge $sessions ]] && return 0
+                sleep 0.1
+        done
+        echo "mariadb: the fragmenting sessions did not all start" >&2
+        return 1
+}
+
+MARIADB_FRAG_PIDS=()
+
+mariadb_unfragment() {
+        mariadb_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'" |
+                while read -r id; do mariadb_sql "KILL $id" || true; done
+        # Never a bare wait: it would wait for the server too.
+        if (( ${#MARIADB_FRAG_PIDS[@]} )); then wait "${MARIADB_FRAG_PIDS[@]}" 2>/dev/null || true; fi
+        MARIADB_FRAG_PIDS=()
 }
 
 mariadb_rss() {

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/policy.h"
+
+/* Choosing the sessions to reset (pure): idle sessions first, the ones holding the most memory
+ * first, above a minimum size; never replication threads, the event scheduler, system threads,
+ * memgov's own session or exempt users and hosts; sessions inside a write transaction only
+ * when allowed. */
+
+typedef struct Session {
+        uint64_t id;
+        char user[POLICY_USER_MAX];
+        char host[POLICY_HOST_MAX]; /* "10.0.0.5:51234", "localhost" */
+        char command[32];           /* Sleep, Query, Binlog Dump, Daemon... */
+        uint64_t time_s;            /* seconds in the current command: idle time when Sleep */
+        uint64_t memory;            /* bytes the session holds */
+        bool in_write_trx;
+} Session;
+
+typedef struct SessionSelect {
+        unsigned max;
+        uint64_t min_memory;
+        usec_t min_idle;
+        bool allow_write_trx;
+        uint64_t own_id;
+        const Policy *policy; /* exempt users and hosts */
+} SessionSelect;
+
+/* Why a session is never reset (NULL when it may be). */
+const char *session_exempt(const Session *s, const SessionSelect *q);
+bool session_is_idle(const Session *s, const SessionSelect *q);
+
+/* Fills chosen with up to q->max indexes into s, in the order to reset them. */
+unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen);

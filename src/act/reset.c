@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hooks.h"
+#include "memgov/actuator.h"
+#include "memgov/sessions.h"
+#include "memgov/sql.h"
+#include "memgov/units.h"
+#include "trim.h"
+
+#define MAX_SESSIONS 4096
+
+/* MariaDB: information_schema.PROCESSLIST has each session's memory. */
+static const char mariadb_sessions[] =
+        "SELECT p.ID, p.USER, p.HOST, p.COMMAND, p.TIME, p.MEMORY_USED, "
+        "IFNULL(t.trx_rows_modified, 0) + IFNULL(t.trx_lock_structs, 0) "
+        "FROM information_schema.PROCESSLIST p "
+        "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID";
+
+/* MySQL: performance_schema's memory by thread, joined with its threads. */
+static const char mysql_sessions[] =
+        "SELECT t.PROCESSLIST_ID, t.PROCESSLIST_USER, t.PROCESSLIST_HOST, t.PROCESSLIST_COMMAND, "
+        "t.PROCESSLIST_TIME, IFNULL(m.bytes, 0), IFNULL(x.trx_rows_modified, 0) + IFNULL(x.trx_lock_structs, 0) "
+        "FROM performance_schema.threads t "
+        "LEFT JOIN (SELECT THREAD_ID, SUM(CURRENT_NUMBER_OF_BYTES_USED) AS bytes "
+        "FROM performance_schema.memory_summary_by_thread_by_event_name GROUP BY THREAD_ID) m "
+        "ON m.THREAD_ID = t.THREAD_ID "
+        "LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = t.PROCESSLIST_ID "
+        "WHERE t.TYPE = 'FOREGROUND' AND t.PROCESSLIST_ID IS NOT NULL";
+
+typedef struct List {
+        Session *s;
+        unsigned n;
+} List;
+
+static int add_session(void *userdata, unsigned n, char **row) {
+        List *l = userdata;
+        if (n < 7 || l->n >= MAX_SESSIONS || !row[0])
+                return 0;
+        Session *s = &l->s[l->n++];
+        *s = (Session) { .id = strtoull(row[0], NULL, 10) };
+        snprintf(s->user, sizeof(s->user), "%s", row[1] ? row[1] : "");
+        snprintf(s->host, sizeof(s->host), "%s", row[2] ? row[2] : "");
+        snprintf(s->command, sizeof(s->command), "%s", row[3] ? row[3] : "");
+        s->time_s = row[4] ? strtoull(row[4], NULL, 10) : 0;
+        s->memory = row[5] ? strtoull(row[5], NULL, 10) : 0;
+        /* Rows changed or locks held: a write transaction whose rollback would cost. */
+        s->in_write_trx = row[6] && strtoull(row[6], NULL, 10) > 0;
+        return 0;
+}
+
+static int count_alive(void *userdata, unsigned n, char **row) {
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
+static void sleep_ms(long ms) {
+        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+        nanosleep(&ts, NULL);
+}
+
+static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult *ret) {
+        const ActionTarget *t = c->target;
+        char why[512], m[FORMAT_BYTES_MAX], ti[FORMAT_TIMESPAN_MAX];
+        SqlConn conn;
+        int r;
+
+        r = sql_connect(c->policy, t->pid, &conn, why, sizeof(why));
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "reset: %s", why);
+                return r;
+        }
+        _cleanup_free_ Session *sessions = calloc(MAX_SESSIONS, sizeof(Session));
+        List list = { .s = sessions };
+        if (!sessions) {
+                sql_close(&conn);
+                return -ENOMEM;
+        }
+        r = sql_run(&conn, conn.mariadb ? mariadb_sessions : mysql_sessions, add_session, &list, why, sizeof(why));
+        if (r < 0) {
+                sql_close(&conn);
+                snprintf(ret->detail, sizeof(ret->detail), "reset: listing the sessions: %s", why);
+                return r;
+        }
+
+        SessionSelect q = {
+                .max = d->reset_max,
+                .min_memory = d->reset_min_memory,
+                .min_idle = d->reset_min_idle,
+                .allow_write_trx = d->reset_in_trx,
+                .own_id = conn.own_id,
+                .policy = c->policy,
+        };
+        unsigned chosen[1000];
+        unsigned k = sessions_select(sessions, list.n, &q, chosen);
+        if (k == 0) {
+                sql_close(&conn);
+                snprintf(ret->detail, sizeof(ret->detail), "reset: none of the %u sessions holds %s or more and may be "
+                         "reset", list.n, format_bytes(m, d->reset_min_memory));
+                return -ENOENT;
+        }
+
+        /* Who, and why them: the log and status say it. */
+        size_t o = (size_t) snprintf(ret->detail, sizeof(ret->detail), "%s %u of %u session(s):",
+                                     c->dry_run ? "would reset" : "reset", k, list.n);
+        uint64_t rss_before = 0;
+        (void) process_rss(t->pid, &rss_before);
+        unsigned killed = 0;
+        for (unsigned i = 0; i < k; i++) {
+                const Session *s = &sessions[chosen[i]];
+                if (o < sizeof(ret->detail))
+                        o += (size_t) snprintf(ret->detail + o, sizeof(ret->detail) - o, " #%" PRIu64 " %s@%s (%s %s, %s)",
+                                               s->id, s->user, s->host, session_is_idle(s, &q) ? "idle" : s->command,
+                                               format_timespan(ti, s->time_s * USEC_PER_SEC), format_bytes(m, s->memory));
+                if (c->dry_run)
+                        continue;
+                char stmt[64];
+                snprintf(stmt, sizeof(stmt), "KILL CONNECTION %" PRIu64, s->id);
+                r = sql_run(&conn, stmt, NULL, NULL, why, sizeof(why));
+                if (r == 0 || r == -ESRCH) /* gone already: just as good */
+                        killed++;
+        }
+        if (c->dry_run) {
+                sql_close(&conn);
+                return 0;
+        }
+
+        /* The killed threads end on their own; their memory goes back to the allocator, which a
+         * trim then gives back to the kernel. */
+        for (unsigned tries = 0; tries < 40; tries++) {
+                unsigned alive = 0;
+                char stmt[4096];
+                size_t so = (size_t) snprintf(stmt, sizeof(stmt), "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID IN (0");
+                for (unsigned i = 0; i < k && so < sizeof(stmt) - 32; i++)
+                        so += (size_t) snprintf(stmt + so, sizeof(stmt) - so, ",%" PRIu64, sessions[chosen[i]].id);
+                snprintf(stmt + so, sizeof(stmt) - so, ")");
+                if (sql_run(&conn, stmt, count_alive, &alive, why, sizeof(why)) < 0 || alive == 0)
+                        break;
+                sleep_ms(50);
+        }
+        sql_close(&conn);
+
+        TrimReport tr;
+        r = trim_run(c->policy, t->pid, 0, c->policy->trim_method, false, -1, &tr, why, sizeof(why));
+        uint64_t rss_after = 0;
+        (void) process_rss(t->pid, &rss_after);
+        ret->has_freed = true;
+        ret->freed = rss_before > rss_after ? rss_before - rss_after : 0;
+        if (o < sizeof(ret->detail))
+                snprintf(ret->detail + o, sizeof(ret->detail) - o, "; %u ended; %s%s; RSS %s -> %s", killed,
+                         r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "", format_bytes(m, rss_before),
+                         format_bytes(ti, rss_after));
+        return killed > 0 ? 0 : -EIO;
+}
+
+int reset_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
+        const Policy *p = c->policy;
+        char why[512], out[256];
+        int r;
+
+        switch (p->reset_method) {
+        case RESET_SQL:
+                return reset_by_sql(c, d, ret);
+        case RESET_EXEC: {
+                HookContext h = {
+                        .event = "reset",
+                        .reason = d->reason,
+                        .target = c->target->description,
+                        .level = level_to_string(d->level),
+                        .max_sessions = d->reset_max,
+                        .min_memory = d->reset_min_memory,
+                        .min_idle = d->reset_min_idle,
+                };
+                r = hook_run(p->reset_exec, &h, p->hook_timeout, c->dry_run, out, sizeof(out), why, sizeof(why));
+                if (r < 0)
+                        snprintf(ret->detail, sizeof(ret->detail), "reset: %s", why);
+                else
+                        snprintf(ret->detail, sizeof(ret->detail), "reset: %s%s%s", c->dry_run ? "" : "ran ",
+                                 c->dry_run ? out : p->reset_exec, !c->dry_run && out[0] ? ": " : "");
+                if (r >= 0 && !c->dry_run && out[0])
+                        strncat(ret->detail, out, sizeof(ret->detail) - strlen(ret->detail) - 1);
+                return r;
+        }
+        case RESET_SIGNAL:
+                r = signal_processes(p->reset_signal_process, p->reset_signal, c->dry_run, why, sizeof(why));
+                if (r < 0) {
+                        snprintf(ret->detail, sizeof(ret->detail), "reset: %s", why);
+                        return r;
+                }
+                snprintf(ret->detail, sizeof(ret->detail), "reset: %s signal %d to %d process(es) named %s",
+                         c->dry_run ? "would send" : "sent", p->reset_signal, r, p->reset_signal_process);
+                return 0;
+        default:
+                return -EINVAL;
+        }
+}

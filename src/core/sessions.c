@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+#include <strings.h>
+
+#include "memgov/sessions.h"
+
+bool session_is_idle(const Session *s, const SessionSelect *q) {
+        return streq(s->command, "Sleep") && s->time_s * USEC_PER_SEC >= q->min_idle;
+}
+
+static bool host_matches(const char *session_host, const char *exempt) {
+        /* The processlist shows "host:port" for TCP clients. */
+        size_t n = strlen(exempt);
+        return strncasecmp(session_host, exempt, n) == 0 && (session_host[n] == '\0' || session_host[n] == ':');
+}
+
+const char *session_exempt(const Session *s, const SessionSelect *q) {
+        static const char *const system_commands[] = { "Binlog Dump", "Binlog Dump GTID", "Daemon", "Connect",
+                                                        "Register Slave", "Slave_IO", "Slave_SQL", "Slave_worker",
+                                                        "Killed" };
+        if (s->id == q->own_id)
+                return "memgov's own session";
+        for (size_t i = 0; i < ELEMENTSOF(system_commands); i++)
+                if (streq(s->command, system_commands[i]))
+                        return "a replication or server thread";
+        if (streq(s->user, "system user") || streq(s->user, "event_scheduler") || s->user[0] == '\0' ||
+            streq(s->user, "unauthenticated user"))
+                return "a system thread";
+        for (unsigned i = 0; q->policy && i < q->policy->n_exempt_users; i++)
+                if (streq(s->user, q->policy->exempt_users[i]))
+                        return "an exempt user";
+        for (unsigned i = 0; q->policy && i < q->policy->n_exempt_hosts; i++)
+                if (host_matches(s->host, q->policy->exempt_hosts[i]))
+                        return "an exempt host";
+        if (s->in_write_trx && !q->allow_write_trx)
+                return "inside a write transaction";
+        return NULL;
+}
+
+unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen) {
+        unsigned k = 0;
+
+        /* Two passes: idle sessions, then the others; each by memory, largest first. */
+        for (int pass = 0; pass < 2 && k < q->max; pass++) {
+                unsigned start = k;
+                for (unsigned i = 0; i < n; i++) {
+                        if (s[i].memory < q->min_memory || session_exempt(&s[i], q))
+                                continue;
+                        if (session_is_idle(&s[i], q) != (pass == 0))
+                                continue;
+                        /* Insertion into this pass's part of chosen, by memory. */
+                        unsigned j = k;
+                        while (j > start && s[chosen[j - 1]].memory < s[i].memory) {
+                                if (j < q->max)
+                                        chosen[j] = chosen[j - 1];
+                                j--;
+                        }
+                        if (j < q->max) {
+                                chosen[j] = i;
+                                if (k < q->max)
+                                        k++;
+                        }
+                }
+        }
+        return k;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Client workloads for a MariaDB server, through the mariadb command-line client (one process
+per session, kept open: a session is a connection).
+
+  sessions.py SOCKET leaky USER PASSWORD COUNT MB_PER_STEP SECONDS
+      COUNT sessions that each add MB_PER_STEP MiB of user variables every second: memory only
+      the end of the session frees. Prints "leaky ended N" as sessions end (killed or done).
+  sessions.py SOCKET normal USER PASSWORD SECONDS
+      one session asking a small query ten times a second, checking every answer; reconnects
+      if its session ends. Prints "normal ok=N errors=M reconnects=K" at the end.
+"""
+import subprocess
+import sys
+import time
+
+
+def client(sock, user, password):
+    return subprocess.Popen(["mariadb", "--no-defaults", "-S", sock, "-u", user, f"-p{password}", "-N", "-B", "-n"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            bufsize=1)
+
+
+def leaky(sock, user, password, count, mb, seconds):
+    procs = [client(sock, user, password) for _ in range(count)]
+    ended = set()
+    end = time.monotonic() + seconds
+    step = 0
+    while time.monotonic() < end and len(ended) < count:
+        for i, p in enumerate(procs):
+            if i in ended:
+                continue
+            try:
+                p.stdin.write("".join(f"SET @v{step}_{j} = REPEAT('x', 1048576 + {j});" for j in range(mb)) + "\n")
+                p.stdin.flush()
+            except (BrokenPipeError, OSError):
+                pass
+            if p.poll() is not None:
+                ended.add(i)
+                print(f"leaky ended {len(ended)}", flush=True)
+        step += 1
+        time.sleep(1)
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+    print(f"leaky done, {len(ended)} of {count} ended by the server", flush=True)
+
+
+def normal(sock, user, password, seconds):
+    ok = errors = reconnects = 0
+    p = client(sock, user, password)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            p.stdin.write("SELECT 6 * 7;\n")
+            p.stdin.flush()
+            line = p.stdout.readline().strip()
+            if line == "42":
+                ok += 1
+            else:
+                raise OSError("no answer")
+        except (BrokenPipeError, OSError):
+            errors += 1
+            p.kill()
+            time.sleep(0.5)
+            p = client(sock, user, password)
+            reconnects += 1
+        time.sleep(0.1)
+    p.kill()
+    print(f"normal ok={ok} errors={errors} reconnects={reconnects}", flush=True)
+
+
+if __name__ == "__main__":
+    sock, mode = sys.argv[1], sys.argv[2]
+    if mode == "leaky":
+        leaky(sock, sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7]))
+    else:
+        normal(sock, sys.argv[3], sys.argv[4], float(sys.argv[5]))
