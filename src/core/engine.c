@@ -312,10 +312,10 @@ static void observe_events(Tick *k) {
                      k->ctx, s->events.oom_kill - e->prev_events.oom_kill, e->prev_events.oom_kill,
                      s->events.oom_kill);
 
-        bool new_pid = (s->has & SAMPLE_HAS_PROCESS) && (e->prev_has & SAMPLE_HAS_PROCESS) && s->pid > 0 &&
-                       e->prev_pid > 0 && s->pid != e->prev_pid;
-        bool younger = (s->has & SAMPLE_HAS_UPTIME) && (e->prev_has & SAMPLE_HAS_UPTIME) &&
-                       s->uptime < e->prev_uptime;
+        /* Against the last server seen, even if samples without a process came in between
+         * (the old one gone, the new one not started yet). */
+        bool new_pid = (s->has & SAMPLE_HAS_PROCESS) && s->pid > 0 && e->prev_pid > 0 && s->pid != e->prev_pid;
+        bool younger = (s->has & SAMPLE_HAS_UPTIME) && e->prev_uptime > 0 && s->uptime < e->prev_uptime;
         if (!new_pid && !younger)
                 return;
 

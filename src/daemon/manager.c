@@ -227,12 +227,15 @@ static bool resolve(Manager *m) {
                 }
                 detach_target(m);
                 sampler_set_target(&m->sampler, -1, 0, 0);
+                m->governing[0] = '\0';
                 return false;
         }
         m->waiting[0] = '\0';
-        if (!m->opts.quiet)
+        /* Once per change: a cgroup whose server is stopped is looked at on every sample. */
+        if (!m->opts.quiet && !streq(m->governing, m->target.description))
                 log_struct(LOG_NOTICE, MESSAGE_ID_TARGET, NULL, "%s %s%s", m->opts.record_only ? "recording" : "governing",
                            m->target.description, m->opts.dry_run && !m->opts.record_only ? " (dry run)" : "");
+        snprintf(m->governing, sizeof(m->governing), "%s", m->target.description);
         attach_target(m);
         return true;
 }
@@ -437,12 +440,23 @@ void manager_tick(Manager *m, const char *reason) {
                 return;
         }
 
+        /* A cgroup whose server is not running right now (between a stop and a start): look for
+         * it again on every sample. */
+        if (m->target.has_cgroup && m->target.pid <= 0) {
+                target_release(&m->target);
+                if (!resolve(m)) {
+                        arm_timer(m, m->policy.interval);
+                        return;
+                }
+        }
+
         usec_t mono = now_clock(CLOCK_MONOTONIC), wall = now_clock(CLOCK_REALTIME);
         int r = sampler_read(&m->sampler, mono, wall, local_utc_offset(wall), now_clock(CLOCK_BOOTTIME), &s);
         if (r == -ENOENT || r == -ESRCH || m->sampler.cgroup_error == -ENOENT || m->sampler.process_error == -ESRCH) {
                 bool cgroup_gone = r == -ENOENT || m->sampler.cgroup_error == -ENOENT;
                 log_notice("%s: %s; looking for it again", m->target.description,
                            cgroup_gone ? "the cgroup is gone" : "the server process is gone");
+                m->governing[0] = '\0';
                 target_release(&m->target);
                 if (!resolve(m)) {
                         arm_timer(m, m->policy.interval);

@@ -72,6 +72,7 @@ typedef struct Manager {
         usec_t last_tick;
         unsigned long ticks, psi_events, events_notifications;
         char waiting[512]; /* why there is nothing to sample right now, "" when there is */
+        char governing[768]; /* the target's description last logged */
         char notice[512];
         EngineOutput last;
         bool have_last;

@@ -117,10 +117,12 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
 }
 
 /* The server inside a cgroup: a process with a known server name in it or its children, else
- * the first process listed. */
+ * the only process of a cgroup that has just one (a single-process container). A supervisor
+ * waiting to start the server again is not the server. */
 static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth) {
         char buf[16384];
         pid_t first = 0;
+        unsigned count = 0;
         ssize_t n = read_small_file_at(dirfd, "cgroup.procs", buf, sizeof(buf));
 
         if (n > 0)
@@ -131,9 +133,12 @@ static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth) {
                                 continue;
                         if (!first)
                                 first = pid;
+                        count++;
                         if (read_comm(proc_fd, pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
                                 return pid;
                 }
+        if (count > 1)
+                first = 0;
         if (depth == 0)
                 return first;
 

@@ -33,8 +33,12 @@ mariadb_start() {
                     --pid-file="$MARIADB_DIR/run/mysqld.pid" --plugin-dir="$MARIADB_DIR/plugin" --skip-networking
                     --log-error="$MARIADB_DIR/error.log" --innodb-buffer-pool-size=16M --max-connections=200 "$@")
         if [[ ${MARIADB_SUPERVISE:-0} == 1 ]]; then
-                ( [[ -n ${MARIADB_CGROUP:-} ]] && echo "$BASHPID" >"$MARIADB_CGROUP/cgroup.procs"
-                  while [[ ! -e $MARIADB_DIR/run/stop ]]; do mariadbd "${args[@]}"; done ) &
+                # The supervisor stays outside the cgroup, as systemd or a kubelet does: only the
+                # server is in it.
+                ( while [[ ! -e $MARIADB_DIR/run/stop ]]; do
+                        ( [[ -n ${MARIADB_CGROUP:-} ]] && echo "$BASHPID" >"$MARIADB_CGROUP/cgroup.procs"
+                          exec mariadbd "${args[@]}" )
+                  done ) &
                 MARIADB_SUPERVISOR=$!
         else
                 ( [[ -n ${MARIADB_CGROUP:-} ]] && echo "$BASHPID" >"$MARIADB_CGROUP/cgroup.procs"

@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# memgov acting on a real cgroup: it lowers memory.high (the value lands in the cgroup, read
+# back), the kernel throttles the growing workload at it (memory.events "high" counts up), and
+# memgov never writes against a value someone else set (it adopts it).
+set -euo pipefail
+[[ ${MEMGOV_VM:-} == 1 ]] || { echo "limits-live: SKIP: runs inside the VM (tests/vm/run-vm.sh)" >&2; exit 77; }
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${MEMGOV_BUILD:?}
+results=${MEMGOV_RESULTS:?}
+fail() { echo "limits-live: FAIL: $*" >&2; exit 1; }
+
+cg=${MEMGOV_CGROUP:?}/db
+mkdir "$cg"
+echo 256M >"$cg/memory.max"
+( echo "$BASHPID" >"$cg/cgroup.procs"; exec "$build/tests/memgov-memhog" grow 3 600 ) >"$results/memhog.log" 2>&1 &
+hog=$!
+"$build/memgov" run --cgroup /db --policy "$here/policies/limits.ini" --record "$results/trace.csv" \
+        --socket /run/memgov/db.sock --state-dir "$results" 2>"$results/memgov.log" &
+governor=$!
+
+# Until memgov throttles: its memory.high is in the cgroup file.
+set_value=
+for _ in $(seq 600); do
+        set_value=$("$build/memgov" status --json --socket /run/memgov/db.sock 2>/dev/null |
+                python3 -c 'import json,sys; v = json.load(sys.stdin).get("memory_high_set"); print(v if isinstance(v, int) else "")' || true)
+        file=$(cat "$cg/memory.high")
+        if [[ -n $set_value && $file != max ]] && grep -q 'throttle: toward' "$results/memgov.log" && [[ $file == "$set_value" ]]; then
+                break
+        fi
+        sleep 0.2
+done
+[[ -n $set_value && $(cat "$cg/memory.high") == "$set_value" ]] || fail "memory.high is $(cat "$cg/memory.high"), memgov set ${set_value:-nothing}"
+echo "limits-live: ok: memory.high in the cgroup is $set_value, as memgov set it"
+# The workload grows into it (memory.high comes down to the floor, 60 % of the budget).
+high_events=0
+for _ in $(seq 300); do
+        high_events=$(awk '/^high / {print $2}' "$cg/memory.events")
+        (( high_events > 0 )) && break
+        sleep 0.2
+done
+(( high_events > 0 )) || fail "memory.events high stayed 0: no throttling at memgov's memory.high"
+echo "limits-live: ok: the kernel throttled at it: memory.events high = $high_events"
+
+# Someone else sets memory.high: memgov adopts it within a few samples, and does not write over it.
+echo 200M >"$cg/memory.high"
+for _ in $(seq 100); do grep -q 'changed by someone else, adopted' "$results/memgov.log" && break; sleep 0.2; done
+grep -q 'changed by someone else, adopted' "$results/memgov.log" || fail "the foreign memory.high was not noticed"
+kill "$hog" 2>/dev/null || true
+kill "$governor"; wait "$governor" || true
+grep -h 'memory.high is .* changed by someone else' "$results/memgov.log"
+echo "limits-live: ok: a memory.high set by someone else was adopted, not fought"
