@@ -50,6 +50,7 @@ grep -q 'set memory.max.*raise memory.max 360M -> 396M' "$results/memgov1.log" |
 [[ $(cat "$cg/memory.max") == $((360 << 20)) ]] || fail "memory.max is $(cat "$cg/memory.max"), not put back"
 grep -q -- '-> stopped .* with SIGTERM .*flushed dirty pages' "$results/memgov1.log" || fail "no graceful stop with pre-flush"
 grep -q 'Shutdown complete' "$MARIADB_DIR/error.log" || fail "the error log shows no clean shutdown"
+[[ -e /tmp/memgov-pre-restart && -e /tmp/memgov-post-restart ]] || fail "the pre- and post-restart hooks did not run"
 grep -qi 'crash recovery' "$MARIADB_DIR/error.log" && fail "the server went through crash recovery"
 grep -h 'graceful restart\|-> stopped\|set memory.max\|event ' "$results/memgov1.log"
 echo "mariadb-restart: ok: restarted gracefully before the OOM point (pid $first -> $MARIADB_PID), clean shutdown, no crash recovery, memory.max raised and put back"

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "test-util.h"
+
+#include "memgov/argv.h"
+#include "memgov/sessions.h"
+
+#define MB (1ULL << 20)
+
+static Session S(uint64_t id, const char *user, const char *host, const char *cmd, uint64_t time_s, uint64_t mb,
+                 bool trx) {
+        Session s = { .id = id, .time_s = time_s, .memory = mb * MB, .in_write_trx = trx };
+        snprintf(s.user, sizeof(s.user), "%s", user);
+        snprintf(s.host, sizeof(s.host), "%s", host);
+        snprintf(s.command, sizeof(s.command), "%s", cmd);
+        return s;
+}
+
+static void test_select(void **state) {
+        Policy *p = calloc(1, sizeof(Policy));
+        assert_int_equal(policy_load_default(p), 0);
+        snprintf(p->exempt_users[0], sizeof(p->exempt_users[0]), "backup");
+        p->n_exempt_users = 1;
+        snprintf(p->exempt_hosts[0], sizeof(p->exempt_hosts[0]), "10.0.0.9");
+        p->n_exempt_hosts = 1;
+
+        Session s[] = {
+                S(1, "system user", "", "Slave_SQL", 100, 500, false),   /* replication: never */
+                S(2, "event_scheduler", "localhost", "Daemon", 100, 500, false),
+                S(3, "app", "10.0.0.5:4000", "Sleep", 120, 200, false),  /* idle, 200M */
+                S(4, "app", "10.0.0.5:4001", "Sleep", 300, 80, false),   /* idle, 80M */
+                S(5, "app", "10.0.0.6:4002", "Query", 2, 900, false),    /* busy, 900M */
+                S(6, "app", "10.0.0.6:4003", "Sleep", 10, 400, false),   /* asleep 10s < min-idle: busy pass */
+                S(7, "backup", "10.0.0.7:4004", "Sleep", 999, 900, false), /* exempt user */
+                S(8, "app", "10.0.0.9:4005", "Sleep", 999, 900, false),  /* exempt host */
+                S(9, "app", "10.0.0.5:4006", "Sleep", 999, 10, false),   /* too small */
+                S(10, "app", "10.0.0.5:4007", "Sleep", 999, 700, true),  /* write transaction */
+                S(11, "root", "localhost", "Sleep", 999, 999, false),    /* memgov itself */
+                S(12, "app", "10.0.0.5:4008", "Binlog Dump GTID", 999, 999, false),
+        };
+        SessionSelect q = { .max = 4, .min_memory = 64 * MB, .min_idle = 30 * USEC_PER_SEC, .own_id = 11, .policy = p };
+        unsigned chosen[8];
+        unsigned k = sessions_select(s, ELEMENTSOF(s), &q, chosen);
+        /* Idle ones first by memory (3: 200M, 4: 80M), then the others by memory (5: 900M, 6: 400M). */
+        assert_int_equal(k, 4);
+        assert_int_equal(s[chosen[0]].id, 3);
+        assert_int_equal(s[chosen[1]].id, 4);
+        assert_int_equal(s[chosen[2]].id, 5);
+        assert_int_equal(s[chosen[3]].id, 6);
+
+        assert_string_equal(session_exempt(&s[0], &q), "a replication or server thread");
+        assert_string_equal(session_exempt(&s[1], &q), "a replication or server thread");
+        assert_string_equal(session_exempt(&s[6], &q), "an exempt user");
+        assert_string_equal(session_exempt(&s[7], &q), "an exempt host");
+        assert_string_equal(session_exempt(&s[9], &q), "inside a write transaction");
+        assert_string_equal(session_exempt(&s[10], &q), "memgov's own session");
+        assert_null(session_exempt(&s[2], &q));
+
+        /* An emergency allows the write transaction; a budget of two keeps the two largest idle. */
+        q.allow_write_trx = true;
+        q.max = 2;
+        k = sessions_select(s, ELEMENTSOF(s), &q, chosen);
+        assert_int_equal(k, 2);
+        assert_int_equal(s[chosen[0]].id, 10);
+        assert_int_equal(s[chosen[1]].id, 3);
+
+        /* Nothing big enough: nothing chosen. */
+        q.min_memory = 2000 * MB;
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 0);
+        free(p);
+}
+
+static void test_select_many(void **state) {
+        /* More candidates than the limit: the largest survive, in order. */
+        Session s[50];
+        for (unsigned i = 0; i < 50; i++)
+                s[i] = S(i + 1, "app", "h", "Sleep", 100, 100 + (i * 37) % 50, false);
+        SessionSelect q = { .max = 5, .min_memory = 0, .min_idle = 0, .own_id = 999 };
+        unsigned chosen[5];
+        assert_int_equal(sessions_select(s, 50, &q, chosen), 5);
+        for (unsigned i = 1; i < 5; i++)
+                assert_true(s[chosen[i - 1]].memory >= s[chosen[i]].memory);
+        assert_int_equal(s[chosen[0]].memory, 149 * MB);
+}
+
+static void test_argv(void **state) {
+        char buf[256], *av[ARGV_MAX + 1];
+        unsigned n;
+
+        assert_int_equal(argv_split("/usr/bin/pool-reset --cluster db1  \"a b\" x\"y z\"", buf, sizeof(buf), av, &n), 0);
+        assert_int_equal(n, 5);
+        assert_string_equal(av[0], "/usr/bin/pool-reset");
+        assert_string_equal(av[2], "db1");
+        assert_string_equal(av[3], "a b");
+        assert_string_equal(av[4], "xy z"); /* quotes join, as in a shell word */
+        assert_null(av[5]);
+        assert_int_equal(argv_split("/bin/echo \"say \\\"hi\\\"\"", buf, sizeof(buf), av, &n), 0);
+        assert_string_equal(av[1], "say \"hi\"");
+        assert_int_equal(argv_split("", buf, sizeof(buf), av, &n), 0);
+        assert_int_equal(n, 0);
+        assert_int_equal(argv_split("echo hi", buf, sizeof(buf), av, &n), -EINVAL); /* no PATH lookup */
+        assert_int_equal(argv_split("/bin/echo \"unclosed", buf, sizeof(buf), av, &n), -EINVAL);
+        assert_int_equal(argv_split("/bin/echo $(rm -rf /)", buf, sizeof(buf), av, &n), 0);
+        assert_string_equal(av[1], "$(rm"); /* just a word: no shell ever sees it */
+        char many[400] = "/bin/true";
+        for (int i = 0; i < 40; i++)
+                strcat(many, " x");
+        assert_int_equal(argv_split(many, buf, sizeof(buf), av, &n), -E2BIG);
+        assert_int_equal(argv_split("/bin/echo 0123456789", buf, 12, av, &n), -E2BIG);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_select),
+                cmocka_unit_test(test_select_many),
+                cmocka_unit_test(test_argv),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
