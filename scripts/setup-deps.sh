@@ -3,16 +3,21 @@
 # Installs the Debian packages memgov needs, and only those missing.
 #   setup-deps.sh          to build and run memgov
 #   setup-deps.sh --test   also everything the test suite uses
+#   setup-deps.sh --demo   also what memgov demo runs (a MariaDB server; the VM installs its own)
 set -euo pipefail
 
 build_pkgs=(gcc libc6-dev pkg-config meson ninja-build python3 scdoc
-            libsystemd-dev libcgroup-dev libinih-dev libjson-c-dev libelf-dev libmariadb-dev)
+            libsystemd-dev libcgroup-dev libinih-dev libjson-c-dev libelf-dev libmariadb-dev
+            libmicrohttpd-dev libcairo2-dev)
 test_pkgs=(libcmocka-dev clang libclang-rt-14-dev libjemalloc2 libgoogle-perftools4 gdb mariadb-server mariadb-client
-           qemu-system-x86 busybox-static cpio xz-utils zstd kmod)
+           qemu-system-x86 busybox-static cpio xz-utils zstd kmod yamllint)
 
 pkgs=("${build_pkgs[@]}")
+demo_pkgs=(mariadb-server mariadb-client)
 if [[ "${1:-}" == "--test" ]]; then
         pkgs+=("${test_pkgs[@]}")
+elif [[ "${1:-}" == "--demo" ]]; then
+        pkgs+=("${demo_pkgs[@]}")
 fi
 
 missing=()

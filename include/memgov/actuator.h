@@ -34,6 +34,7 @@ typedef struct ActionResult {
         bool has_freed;   /* trim, reset: what it measured it freed */
         uint64_t freed;
         uint64_t value;   /* limits: the value read back after the write */
+        usec_t held;      /* trim by ptrace: how long a thread of the server was stopped */
         char detail[512]; /* what was done (or would have been), for the log and status */
 } ActionResult;
 

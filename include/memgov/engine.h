@@ -40,6 +40,7 @@ typedef struct Decision {
         uint64_t value;    /* SET_HIGH / SET_MAX: the new value; EFFECT: bytes freed */
         uint64_t old_value;
         bool emergency;
+        uint64_t working_set, budget; /* when it was decided (SIZE_UNKNOWN when not known) */
 
         /* DECISION_TRIM */
         TrimMethod trim_method;
@@ -148,6 +149,11 @@ typedef struct Engine {
 void engine_init(Engine *e, const Policy *p, const EngineOptions *opts);
 /* A reloaded policy: the state is kept; the trend restarts only if its shape changed. */
 void engine_set_policy(Engine *e, const Policy *old, const Policy *p);
+/* When memgov stops: the writes that put memory.high and memory.max back as memgov found them
+ * (or as someone else set them since). Returns how many of max it filled. */
+unsigned engine_leave(const Engine *e, Decision *ret, unsigned max);
+/* A reload starts or ends a dry run. */
+void engine_set_simulate(Engine *e, bool simulate);
 void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, EngineOutput *out);
 
 /* Restarts remembered across governor restarts: clock values as engine_step records them. */

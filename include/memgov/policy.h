@@ -79,6 +79,7 @@ typedef struct Policy {
         usec_t settle;
         uint32_t hysteresis;
         uint32_t eta_hysteresis;
+        bool lock_memory;
 
         /* [budget] */
         BudgetMode budget_mode;
@@ -151,6 +152,11 @@ typedef struct Policy {
         char post_hook[POLICY_ARGV_MAX];
         uint32_t max_raise;
         usec_t stop_timeout;
+
+        /* [metrics] */
+        char metrics_address[64]; /* "" = no HTTP endpoint; an IPv4 or IPv6 address */
+        unsigned metrics_port;
+        char metrics_textfile[256]; /* "" = none */
 } Policy;
 
 /* Receives one finished message per problem: "file:line: key: what is wrong (expected ...)". */

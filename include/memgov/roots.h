@@ -25,6 +25,7 @@ typedef struct Roots {
         char proc_path[PATH_MAX];
         CgroupMode mode;
         bool memory_v2;       /* the memory controller is on the v2 hierarchy */
+        bool copy;            /* a plain directory read as cgroup v2 (no PSI triggers to arm) */
         char memory_mount[PATH_MAX]; /* where the memory controller is mounted, "" if nowhere */
 } Roots;
 

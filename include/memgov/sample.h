@@ -56,6 +56,10 @@ typedef struct Sample {
         uint64_t ws;         /* with SAMPLE_HAS_WS */
 
         unsigned failed; /* bit (1 << ActionKind): that action failed since the previous sample */
+        unsigned pending; /* bit (1 << ActionKind): decided, handed to the actuators, not finished yet */
+        /* memory.high and memory.max cannot be written (a read-only cgroup file system, as in a
+         * container): throttling and the memory.max raise for a restart are not available. */
+        unsigned limits_readonly;
         /* What the actuators measured for the actions they finished since the previous sample:
          * bit (1 << ActionKind) in `reported`, bytes in trim_freed / reset_freed. */
         unsigned reported;

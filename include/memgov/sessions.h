@@ -27,6 +27,13 @@ typedef struct SessionSelect {
         const Policy *policy; /* exempt users and hosts */
 } SessionSelect;
 
+/* One row of the session list query (act/reset.c): ID, USER, HOST, COMMAND, TIME, memory in bytes,
+ * rows modified plus locks held by its transaction; NULL cells are SQL NULL. Numbers are plain
+ * non-negative decimals; a TIME or memory cell that is not one counts as 0, a transaction cell
+ * that is not one as a write transaction. Returns 1 with *ret filled, 0 for a row that names no
+ * session (fewer than 7 columns, an ID that is NULL or not a number). */
+int session_from_row(unsigned n_fields, char *const *row, Session *ret);
+
 /* Why a session is never reset (NULL when it may be). */
 const char *session_exempt(const Session *s, const SessionSelect *q);
 bool session_is_idle(const Session *s, const SessionSelect *q);

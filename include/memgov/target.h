@@ -32,6 +32,8 @@ typedef struct Target {
         bool resolved;
         bool has_cgroup;         /* a cgroup v2 memory controller to read and write */
         char cgroup[PATH_MAX];   /* in the v2 hierarchy: "/system.slice/mariadb.service" */
+        char cgroup_via[96];     /* "" or where a foreign cgroup is read: "/proc/PID/root/sys/fs/cgroup" */
+        bool limits_readonly;    /* the cgroup file system is mounted read-only here */
         int cgroup_fd;
         pid_t pid;               /* the server's main process, 0 = none found */
         uint64_t starttime;      /* of pid: tells a reused pid from the server */

@@ -155,6 +155,17 @@ unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
         return n;
 }
 
+unsigned action_worker_pending(ActionWorker *w) {
+        unsigned mask = 0;
+        pthread_mutex_lock(&w->lock);
+        if (w->busy)
+                mask |= 1u << w->running->decision.kind;
+        for (unsigned i = 0; i < w->n; i++)
+                mask |= 1u << w->queue[(w->head + i) % ACTION_QUEUE].decision.kind;
+        pthread_mutex_unlock(&w->lock);
+        return mask;
+}
+
 bool action_worker_current(ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
         pthread_mutex_lock(&w->lock);
         bool busy = w->busy;

@@ -125,6 +125,8 @@ static int real_trim(void *u, const ActionContext *c, const Decision *d, ActionR
                 ret->has_freed = true;
                 ret->freed = rep.freed;
         }
+        if (!c->dry_run && rep.method == TRIM_PTRACE)
+                ret->held = rep.inject.held;
         return 0;
 }
 

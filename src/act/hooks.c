@@ -70,8 +70,13 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_REASON=%.500s", ctx->reason ? ctx->reason : "");
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_TARGET=%.500s", ctx->target ? ctx->target : "");
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_LEVEL=%s", ctx->level ? ctx->level : "");
-        snprintf(env[e++], sizeof(env[0]), "MEMGOV_WORKING_SET=%" PRIu64, ctx->working_set);
-        snprintf(env[e++], sizeof(env[0]), "MEMGOV_BUDGET=%" PRIu64, ctx->budget);
+        /* Bytes, or empty when the decision had no figure (a trace without a working set). */
+        snprintf(env[e++], sizeof(env[0]), "MEMGOV_WORKING_SET=%s", "");
+        if (ctx->working_set != SIZE_UNKNOWN)
+                snprintf(env[e - 1], sizeof(env[0]), "MEMGOV_WORKING_SET=%" PRIu64, ctx->working_set);
+        snprintf(env[e++], sizeof(env[0]), "MEMGOV_BUDGET=%s", "");
+        if (ctx->budget != SIZE_UNKNOWN)
+                snprintf(env[e - 1], sizeof(env[0]), "MEMGOV_BUDGET=%" PRIu64, ctx->budget);
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_MAX_SESSIONS=%u", ctx->max_sessions);
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_MIN_MEMORY=%" PRIu64, ctx->min_memory);
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_MIN_IDLE_S=%" PRIu64, ctx->min_idle / USEC_PER_SEC);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -114,12 +115,20 @@ static int thread_syscall(pid_t pid, pid_t tid, long *ret_nr, uint64_t *ret_arg1
         return 0;
 }
 
-int inject_choose_thread(pid_t pid, pid_t tid, pid_t *ret_tid, long *ret_nr, char *why, size_t why_size) {
+static bool skipped(pid_t t, const pid_t *skip, unsigned n) {
+        for (unsigned i = 0; i < n; i++)
+                if (skip[i] == t)
+                        return true;
+        return false;
+}
+
+int inject_choose_thread(pid_t pid, pid_t tid, const pid_t *skip, unsigned n_skip, pid_t *ret_tid, long *ret_nr,
+                         char *why, size_t why_size) {
         char path[64];
         pid_t best = 0;
         long best_nr = -1;
         int best_rank = 100;
-        unsigned seen = 0;
+        unsigned seen = 0, denied = 0;
 
         if (tid > 0) {
                 long nr;
@@ -153,7 +162,12 @@ int inject_choose_thread(pid_t pid, pid_t tid, pid_t *ret_tid, long *ret_nr, cha
                 if (*end || t <= 0)
                         continue;
                 seen++;
-                if (thread_syscall(pid, (pid_t) t, &nr, &a1, &sp) < 0)
+                if (skipped((pid_t) t, skip, n_skip))
+                        continue;
+                int r = thread_syscall(pid, (pid_t) t, &nr, &a1, &sp);
+                if (r == -EACCES || r == -EPERM)
+                        denied++;
+                if (r < 0)
                         continue;
                 int rank = rank_of(nr, a1);
                 if (rank < 0 || rank >= best_rank)
@@ -163,6 +177,12 @@ int inject_choose_thread(pid_t pid, pid_t tid, pid_t *ret_tid, long *ret_nr, cha
                 best_rank = rank;
         }
         closedir(d);
+        if (!best && denied > 0) {
+                snprintf(why, why_size, "cannot read what the threads of %d are doing (/proc/%d/task/TID/syscall: "
+                                        "permission denied): a server of another user needs CAP_SYS_PTRACE and "
+                                        "CAP_DAC_READ_SEARCH", (int) pid, (int) pid);
+                return -EACCES;
+        }
         if (!best) {
                 snprintf(why, why_size, "none of the %u threads of %d is blocked in a system call it can be taken "
                                         "out of (read, poll, sleep, futex wait...)", seen, (int) pid);
@@ -204,33 +224,69 @@ static void let_go(pid_t tid, int sig) {
         (void) ptrace(PTRACE_DETACH, tid, NULL, (void *) (long) sig);
 }
 
-static int put_stub(int mem, uint64_t addr, char *why, size_t why_size) {
+/* The target's memory is read and written with process_vm_readv/writev, which need ptrace
+ * access to the target and nothing else: /proc/PID/mem would also need write permission on a
+ * file that belongs to the server's user. */
+static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t n) {
+        struct iovec local = { buf, n }, remote = { (void *) (uintptr_t) addr, n };
+        ssize_t k = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        return k == (ssize_t) n ? 0 : k < 0 ? negative_errno() : -EIO;
+}
+
+static int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t n) {
+        struct iovec local = { (void *) buf, n }, remote = { (void *) (uintptr_t) addr, n };
+        ssize_t k = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+        return k == (ssize_t) n ? 0 : k < 0 ? negative_errno() : -EIO;
+}
+
+/* Whether the call stub is in place at addr; -ENOSPC when something else is there. A stub left
+ * half written (its writer died) is all stub bytes and zeros, and is written again. */
+static int check_stub(pid_t pid, uint64_t addr, bool *ret_present, char *why, size_t why_size) {
         size_t size;
         const uint8_t *stub = inject_stub(&size);
         uint8_t cur[256];
 
-        if (size > sizeof(cur))
+        /* Whole words: the stub goes in with word writes, padded with zeros. */
+        size_t padded = (size + sizeof(long) - 1) / sizeof(long) * sizeof(long);
+        if (padded > sizeof(cur))
                 return -E2BIG;
-        if (pread(mem, cur, size, (off_t) addr) != (ssize_t) size) {
-                snprintf(why, why_size, "cannot read the target's memory at %#llx: %m", (unsigned long long) addr);
-                return negative_errno();
+        int r = mem_read(pid, addr, cur, padded);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot read the target's memory at %#llx: %s", (unsigned long long) addr,
+                         strerror(-r));
+                return r;
         }
-        if (memcmp(cur, stub, size) == 0)
-                return 0;
-        for (size_t i = 0; i < size; i++)
-                if (cur[i] != 0) {
+        *ret_present = memcmp(cur, stub, size) == 0;
+        for (size_t i = 0; i < padded; i++)
+                if (cur[i] != 0 && (i >= size || cur[i] != stub[i])) {
                         snprintf(why, why_size, "the tail of libc's executable segment at %#llx is not empty: "
                                                 "no room for the call stub", (unsigned long long) addr);
                         return -ENOSPC;
                 }
-        if (pwrite(mem, stub, size, (off_t) addr) != (ssize_t) size) {
-                snprintf(why, why_size, "cannot write the call stub into the target: %m");
-                return negative_errno();
+        return 0;
+}
+
+/* Writes the stub into libc's read-only executable segment: only ptrace's forced writes can,
+ * one word at a time, while tid is stopped by us. The segment's tail past the stub is zeros,
+ * and stays so. */
+static int poke_stub(pid_t tid, uint64_t addr, char *why, size_t why_size) {
+        size_t size;
+        const uint8_t *stub = inject_stub(&size);
+
+        for (size_t off = 0; off < size; off += sizeof(long)) {
+                long word = 0;
+                memcpy(&word, stub + off, MIN(sizeof(long), size - off));
+                if (ptrace(PTRACE_POKEDATA, tid, (void *) (uintptr_t) (addr + off), (void *) word) < 0) {
+                        int r = negative_errno();
+                        snprintf(why, why_size, "cannot write the call stub into the target: %s", strerror(-r));
+                        return r;
+                }
         }
         return 0;
 }
 
-int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size) {
+static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_skip, InjectReport *ret, char *why,
+                       size_t why_size) {
         struct user_regs_struct regs, entry;
         char path[64];
         long nr;
@@ -239,7 +295,7 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
 
         *ret = (InjectReport) {};
         why[0] = '\0';
-        r = inject_choose_thread(q->pid, q->tid, &tid, &nr, why, why_size);
+        r = inject_choose_thread(q->pid, q->tid, skip, n_skip, &tid, &nr, why, why_size);
         if (r < 0)
                 return r;
         ret->tid = tid;
@@ -248,14 +304,8 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
         if (q->dry_run)
                 return 0;
 
-        snprintf(path, sizeof(path), "/proc/%d/mem", (int) q->pid);
-        _cleanup_close_ int mem = open(path, O_RDWR | O_CLOEXEC);
-        if (mem < 0) {
-                r = negative_errno();
-                snprintf(why, why_size, "cannot open %s: %s", path, strerror(-r));
-                return r;
-        }
-        r = put_stub(mem, q->stub_addr, why, why_size);
+        bool stub_present;
+        r = check_stub(q->pid, q->stub_addr, &stub_present, why, why_size);
         if (r < 0)
                 return r;
 
@@ -317,7 +367,7 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
 
         /* The syscall instruction the thread will run again. */
         uint8_t insn[2];
-        if (pread(mem, insn, 2, (off_t) (entry.rip - 2)) != 2 || insn[0] != 0x0f || insn[1] != 0x05) {
+        if (mem_read(q->pid, entry.rip - 2, insn, 2) < 0 || insn[0] != 0x0f || insn[1] != 0x05) {
                 let_go(tid, 0);
                 snprintf(why, why_size, "thread %d: no syscall instruction before %#llx", (int) tid,
                          (unsigned long long) entry.rip);
@@ -341,7 +391,7 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
                 if (r < 0 || base < start + STACK_ROOM_NEEDED || perms[0] != 'r' || perms[1] != 'w') {
                         let_go(tid, 0);
                         snprintf(why, why_size, "thread %d has too little stack left for the call", (int) tid);
-                        return -ENOSPC;
+                        return -EMSGSIZE;
                 }
         }
 
@@ -382,8 +432,12 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
         saved[INJECT_SAVED_RAX] = entry.orig_rax; /* the call, or restart_syscall for a sleep */
         saved[INJECT_SAVED_TARGET] = entry.rip - 2;
         saved[INJECT_SAVED_RSP] = entry.rsp;
-        if (pwrite(mem, block, size, (off_t) base) != (ssize_t) size) {
-                r = negative_errno();
+        /* The first call into this process: the stub goes in now, while the thread is ours. */
+        if (!stub_present && (r = poke_stub(tid, q->stub_addr, why, why_size)) < 0) {
+                let_go(tid, 0);
+                return r;
+        }
+        if ((r = mem_write(q->pid, base, block, size)) < 0) {
                 let_go(tid, 0);
                 snprintf(why, why_size, "cannot write the call's data on the stack of thread %d: %s", (int) tid,
                          strerror(-r));
@@ -414,7 +468,7 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
         usec_t limit = q->timeout ? q->timeout : 30 * USEC_PER_SEC;
         for (unsigned spins = 0;; spins++) {
                 uint64_t box[2];
-                if (pread(mem, box, sizeof(box), (off_t) mailbox) != sizeof(box)) {
+                if (mem_read(q->pid, mailbox, box, sizeof(box)) < 0) {
                         snprintf(why, why_size, "process %d is gone while the call ran", (int) q->pid);
                         return -ESRCH;
                 }
@@ -433,4 +487,20 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
         }
         phase(q, INJECT_PHASE_DONE);
         return 0;
+}
+
+int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size) {
+        pid_t skip[INJECT_MAX_THREADS];
+        unsigned n = 0;
+
+        for (;;) {
+                int r = inject_once(q, skip, n, ret, why, why_size);
+                ret->tried = n + 1;
+                if (r != -EMSGSIZE)
+                        return r;
+                /* Let go untouched: another thread may have the room. */
+                if (q->tid > 0 || n + 1 == INJECT_MAX_THREADS)
+                        return -ENOSPC;
+                skip[n++] = ret->tid;
+        }
 }

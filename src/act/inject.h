@@ -40,6 +40,7 @@ typedef struct InjectReport {
         usec_t call;     /* from letting it go until the call had returned */
         uint64_t ret;    /* what the function returned */
         bool completed;  /* the stub said the call returned */
+        unsigned tried;  /* threads tried: one, unless a thread had too little stack */
 } InjectReport;
 
 /* The stub's bytes, for copying into a target. */
@@ -47,10 +48,14 @@ const uint8_t *inject_stub(size_t *ret_size);
 
 /* Picks the thread to use: state S, blocked in an eligible system call, with stack room.
  * -ESRCH with why when no thread qualifies. With tid given, checks that one. */
-int inject_choose_thread(pid_t pid, pid_t tid, pid_t *ret_tid, long *ret_nr, char *why, size_t why_size);
+int inject_choose_thread(pid_t pid, pid_t tid, const pid_t *skip, unsigned n_skip, pid_t *ret_tid, long *ret_nr,
+                         char *why, size_t why_size);
 
 const char *syscall_name(long nr);
 
+/* Calls the function in one thread; a thread found with too little stack for the call is let go
+ * and another one tried (up to INJECT_MAX_THREADS). */
+#define INJECT_MAX_THREADS 4
 int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size);
 
 /* Test hook: the phases inject_call reports on phase_fd. */

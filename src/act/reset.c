@@ -39,17 +39,8 @@ typedef struct List {
 
 static int add_session(void *userdata, unsigned n, char **row) {
         List *l = userdata;
-        if (n < 7 || l->n >= MAX_SESSIONS || !row[0])
-                return 0;
-        Session *s = &l->s[l->n++];
-        *s = (Session) { .id = strtoull(row[0], NULL, 10) };
-        snprintf(s->user, sizeof(s->user), "%s", row[1] ? row[1] : "");
-        snprintf(s->host, sizeof(s->host), "%s", row[2] ? row[2] : "");
-        snprintf(s->command, sizeof(s->command), "%s", row[3] ? row[3] : "");
-        s->time_s = row[4] ? strtoull(row[4], NULL, 10) : 0;
-        s->memory = row[5] ? strtoull(row[5], NULL, 10) : 0;
-        /* Rows changed or locks held: a write transaction whose rollback would cost. */
-        s->in_write_trx = row[6] && strtoull(row[6], NULL, 10) > 0;
+        if (l->n < MAX_SESSIONS && session_from_row(n, row, &l->s[l->n]) > 0)
+                l->n++;
         return 0;
 }
 
@@ -171,6 +162,8 @@ int reset_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                         .reason = d->reason,
                         .target = c->target->description,
                         .level = level_to_string(d->level),
+                        .working_set = d->working_set,
+                        .budget = d->budget,
                         .max_sessions = d->reset_max,
                         .min_memory = d->reset_min_memory,
                         .min_idle = d->reset_min_idle,

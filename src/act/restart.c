@@ -189,6 +189,8 @@ static void run_hook(const ActionContext *c, const Decision *d, const char *even
                 .reason = d->reason,
                 .target = c->target->description,
                 .level = level_to_string(d->level),
+                .working_set = d->working_set,
+                .budget = d->budget,
         };
         int r = hook_run(command, &h, c->policy->hook_timeout, c->dry_run, out, sizeof(out), why, sizeof(why));
         if (r < 0)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,8 +89,26 @@ int trim_ptrace_preflight(pid_t pid, char *why, size_t why_size) {
         return 0;
 }
 
-/* Opens the target's own copy of a library: by path through its root (checking it is the very
- * file mapped), else through map_files (a library replaced on disk since it was mapped). */
+/* Whether fd holds what the target has mapped at lib->base: the mapping at file offset 0 is
+ * read-only and never relocated, so the bytes in the target's memory are the file's. Needed where
+ * /proc/PID/maps and stat(2) disagree on the inode (an overlayfs root, as in most containers). */
+static bool same_content(pid_t pid, int fd, const MappedLib *lib) {
+        static uint8_t mine[65536], theirs[65536];
+        uint64_t len = MIN(lib->base_end - lib->base, (uint64_t) 2 << 20);
+
+        for (uint64_t off = 0; off < len; off += sizeof(mine)) {
+                size_t n = (size_t) MIN(len - off, (uint64_t) sizeof(mine));
+                struct iovec local = { theirs, n }, remote = { (void *) (uintptr_t) (lib->base + off), n };
+                if (pread(fd, mine, n, (off_t) off) != (ssize_t) n ||
+                    process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t) n || memcmp(mine, theirs, n) != 0)
+                        return false;
+        }
+        return len > 0;
+}
+
+/* Opens the target's own copy of a library: by path through its root (the very file mapped:
+ * same inode, else same content), else through map_files (a library replaced on disk since it
+ * was mapped; that needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE). */
 static int open_lib(pid_t pid, const MappedLib *lib, char *why, size_t why_size) {
         char path[PATH_MAX + 64];
         struct stat st;
@@ -97,8 +116,10 @@ static int open_lib(pid_t pid, const MappedLib *lib, char *why, size_t why_size)
         if (!lib->deleted) {
                 snprintf(path, sizeof(path), "/proc/%d/root%s", (int) pid, lib->path);
                 int fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == lib->inode &&
-                    major(st.st_dev) == lib->dev_major && minor(st.st_dev) == lib->dev_minor)
+                if (fd >= 0 && fstat(fd, &st) == 0 &&
+                    ((st.st_ino == lib->inode && major(st.st_dev) == lib->dev_major &&
+                      minor(st.st_dev) == lib->dev_minor) ||
+                     same_content(pid, fd, lib)))
                         return fd;
                 if (fd >= 0)
                         close(fd);
@@ -108,7 +129,10 @@ static int open_lib(pid_t pid, const MappedLib *lib, char *why, size_t why_size)
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
                 int r = negative_errno();
-                snprintf(why, why_size, "cannot open the target's own %s: %s", lib->path, strerror(-r));
+                snprintf(why, why_size, "cannot open the target's own %s: %s%s", lib->path, strerror(-r),
+                         r == -EPERM && lib->deleted ? " (the library was replaced on disk since the server "
+                                                       "started: restart the server, or give memgov "
+                                                       "CAP_CHECKPOINT_RESTORE)" : "");
                 return r;
         }
         return fd;
@@ -265,6 +289,16 @@ static int parse_freed(void *userdata, unsigned n, char **row) {
         return 0;
 }
 
+/* How the function is installed: memgov(8), TRIM OVER SQL. */
+#define TRIM_UDF_HINT                                                                                    \
+        "copy memgov_udf.so into the server's plugin_dir, then CREATE FUNCTION memgov_trim RETURNS "     \
+        "INTEGER SONAME 'memgov_udf.so'; see memgov(8)"
+
+static int count_row(void *userdata, unsigned n, char **row) {
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
 static Allocator detect_allocator(pid_t pid) {
         char path[64];
         _cleanup_free_ char *maps = NULL;
@@ -286,8 +320,13 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
                 return r;
         if (dry_run) {
                 /* Everything but the call: is the function there? */
-                r = sql_run(&c, "SELECT 1 FROM mysql.func WHERE name = 'memgov_trim'", NULL, NULL, why, why_size);
+                unsigned rows = 0;
+                r = sql_run(&c, "SELECT 1 FROM mysql.func WHERE name = 'memgov_trim'", count_row, &rows, why, why_size);
                 sql_close(&c);
+                if (r >= 0 && rows == 0) {
+                        snprintf(why, why_size, "memgov_trim() is not installed in the server (" TRIM_UDF_HINT ")");
+                        return -ENOENT;
+                }
                 return r;
         }
         uint64_t freed = 0;
@@ -297,8 +336,7 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
         ret->duration = now_usec() - t0;
         sql_close(&c);
         if (r == -ENOENT) {
-                snprintf(why, why_size, "memgov_trim() is not installed in the server (see docs/trim.md: "
-                                        "CREATE FUNCTION memgov_trim RETURNS INTEGER SONAME 'memgov_udf.so')");
+                snprintf(why, why_size, "memgov_trim() is not installed in the server (" TRIM_UDF_HINT ")");
                 return r;
         }
         if (r < 0)

@@ -12,7 +12,8 @@ static void help(void) {
                "Validate policy files. Each file is read over the embedded default, as memgov\n"
                "would use it; every problem is printed as FILE:LINE: KEY: what is wrong\n"
                "(expected ...). Exit status 0 when all files are valid, 1 otherwise.\n"
-               "Running as root, a file not owned by root or writable by others is refused.\n"
+               "Running as root, a file that is not a regular file, not owned by root, or writable by its\n"
+               "group or others is refused.\n"
                "\n"
                "  -q --quiet   print nothing for valid files\n"
                "  -h --help    show this help\n");

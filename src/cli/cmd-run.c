@@ -15,7 +15,10 @@ static void help(void) {
                "its reason. With --dry-run every decision is taken and logged as \"would ...\", and\n"
                "nothing is changed.\n"
                "\n"
-               "  -p --policy FILE     policy file over the embedded default\n"
+               "  -p --policy FILE     policy file over the embedded default (default:\n"
+               "                       /etc/memgov/INSTANCE.ini if it exists, e.g. mariadb.ini\n"
+               "                       for --unit mariadb.service)\n"
+               "     --policy-dir DIR  where INSTANCE.ini is looked for (default /etc/memgov)\n"
                "  -n --dry-run         decide and log, change nothing\n"
                "  -l --log-level LVL   err, warning, notice, info (default) or debug\n"
                "     --socket PATH     control socket for memgov status (default\n"
@@ -27,7 +30,7 @@ static void help(void) {
                "\n" TARGET_OPTIONS_HELP);
 }
 
-enum { ARG_SOCKET = 0x200, ARG_RECORD, ARG_DURATION, ARG_STATE_DIR };
+enum { ARG_SOCKET = 0x200, ARG_RECORD, ARG_DURATION, ARG_STATE_DIR, ARG_POLICY_DIR };
 
 int cmd_run(int argc, char **argv) {
         static const struct option options[] = {
@@ -38,6 +41,7 @@ int cmd_run(int argc, char **argv) {
                 { "record", required_argument, NULL, ARG_RECORD },
                 { "duration", required_argument, NULL, ARG_DURATION },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "policy-dir", required_argument, NULL, ARG_POLICY_DIR },
                 { "help", no_argument, NULL, 'h' },
                 TARGET_OPTIONS,
                 {},
@@ -77,6 +81,9 @@ int cmd_run(int argc, char **argv) {
                         break;
                 case ARG_STATE_DIR:
                         o.state_dir = optarg;
+                        break;
+                case ARG_POLICY_DIR:
+                        o.policy_dir = optarg;
                         break;
                 case ARG_DURATION:
                         if (parse_timespan(optarg, &o.duration) < 0 || o.duration == 0) {

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "memgov/fileio.h"
 #include "memgov/log.h"
+#include "memgov/strutil.h"
 #include "memgov/units.h"
 
 static void help(void) {
@@ -41,8 +42,15 @@ static int fetch(const char *path, json_object **ret) {
         if (strlen(path) >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
-                return negative_errno();
+        if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                int r = negative_errno();
+                if (r == -EACCES || r == -EPERM) {
+                        fprintf(stderr, "memgov status: %s: %s (the control socket answers root and memgov's own "
+                                        "user only: run it with sudo)\n", path, strerror(-r));
+                        return -EACCES;
+                }
+                return r;
+        }
         struct timeval tv = { .tv_sec = 5 };
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         if (send(fd, "status\n", 7, MSG_NOSIGNAL) != 7)
@@ -55,15 +63,24 @@ static int fetch(const char *path, json_object **ret) {
                         break;
         }
         buf[len] = '\0';
-        *ret = json_tokener_parse(buf);
-        if (!*ret)
+        char why[512];
+        int r = status_reply_parse(buf, ret, why, sizeof(why));
+        if (r == -EACCES)
+                fprintf(stderr, "memgov status: %s: %s\n", path, why);
+        return r;
+}
+
+int status_reply_parse(const char *buf, json_object **ret, char *error, size_t error_size) {
+        json_object *doc = json_tokener_parse(buf);
+        if (!doc)
                 return -EBADMSG;
         json_object *err;
-        if (json_object_object_get_ex(*ret, "error", &err)) {
-                fprintf(stderr, "memgov status: %s: %s\n", path, json_object_get_string(err));
-                json_object_put(*ret);
+        if (json_object_object_get_ex(doc, "error", &err)) {
+                snprintf(error, error_size, "%s", strempty(json_object_get_string(err)));
+                json_object_put(doc);
                 return -EACCES;
         }
+        *ret = doc;
         return 0;
 }
 
@@ -113,7 +130,7 @@ static const char *bytes_or_max(json_object *o, const char *key, char buf[static
         return format_bytes(buf, (uint64_t) json_object_get_int64(v));
 }
 
-static void print_status(json_object *st, bool color, const char *note) {
+void print_status(json_object *st, bool color, const char *note) {
         const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
         const char *level = str(st, "level") ?: "?";
         const char *lvl_color = !color ? ""
@@ -145,7 +162,8 @@ static void print_status(json_object *st, bool color, const char *note) {
                 int64_t eta;
                 bool e = has_num(st, "eta_s", &eta);
                 printf("  trend         %s %s%s%s\n", v >= 0 ? "rising" : "falling",
-                       format_rate(rate, (double) (v >= 0 ? v : -v) / 3600.0), e ? ", OOM in " : ", no OOM in sight",
+                       format_rate(rate, (v >= 0 ? (double) v : -(double) v) / 3600.0),
+                       e ? ", OOM in " : ", no OOM in sight",
                        e ? format_timespan(ts, (usec_t) eta * USEC_PER_SEC) : "");
         } else if (obj(st, "sample"))
                 printf("  trend         not known yet\n");
@@ -184,7 +202,7 @@ static void print_status(json_object *st, bool color, const char *note) {
                        json_object_get_type(high) == json_type_string ? "max" : format_bytes(a, (uint64_t) json_object_get_int64(high)));
 
         json_object *acts = obj(st, "actions");
-        if (acts) {
+        if (json_object_is_type(acts, json_type_object)) {
                 bool first = true;
                 json_object_object_foreach(acts, name, act) {
                         int64_t count = 0, ago, ready = 0, gain;
@@ -192,16 +210,17 @@ static void print_status(json_object *st, bool color, const char *note) {
                         if (count == 0)
                                 continue;
                         char line[256];
-                        int n = snprintf(line, sizeof(line), "%s %" PRId64 "x", name, count);
+                        StrBuf lb;
+                        /* Bounded: the action names come from the reply. */
+                        strbuf_init(&lb, line, sizeof(line));
+                        strbuf_printf(&lb, "%s %" PRId64 "x", name, count);
                         if (has_num(act, "last_s_ago", &ago))
-                                n += snprintf(line + n, sizeof(line) - (size_t) n, ", last %s ago",
-                                              format_timespan(ts, (usec_t) ago * USEC_PER_SEC));
+                                strbuf_printf(&lb, ", last %s ago", format_timespan(ts, (usec_t) ago * USEC_PER_SEC));
                         if (has_num(act, "last_gain", &gain))
-                                n += snprintf(line + n, sizeof(line) - (size_t) n, ", freed %s",
+                                strbuf_printf(&lb, ", freed %s",
                                               gain > 0 ? format_bytes(a, (uint64_t) gain) : "nothing");
                         if (has_num(act, "ready_in_s", &ready) && ready > 0)
-                                n += snprintf(line + n, sizeof(line) - (size_t) n, ", next in %s%s",
-                                              format_timespan(ts, (usec_t) ready * USEC_PER_SEC),
+                                strbuf_printf(&lb, ", next in %s%s", format_timespan(ts, (usec_t) ready * USEC_PER_SEC),
                                               json_object_get_boolean(obj(act, "not_helping")) ? " (not helping)" : "");
                         printf("  %-13s %s\n", first ? "actions" : "", line);
                         first = false;
@@ -209,14 +228,16 @@ static void print_status(json_object *st, bool color, const char *note) {
         }
 
         json_object *hist = obj(st, "history");
-        size_t n = hist ? json_object_array_length(hist) : 0;
+        size_t n = json_object_is_type(hist, json_type_array) ? json_object_array_length(hist) : 0;
         if (n > 0) {
                 printf("  recent\n");
                 for (size_t i = n > 12 ? n - 12 : 0; i < n; i++) {
                         json_object *h = json_object_array_get_idx(hist, i);
                         json_object *tm = obj(h, "time");
                         const char *wall = tm ? str(tm, "wall") : NULL;
-                        printf("    %s  %s\n", wall ? wall + 11 : "        ", str(h, "line") ?: "");
+                        /* The time of "2026-08-10 23:09:57". */
+                        printf("    %s  %s\n", wall && strlen(wall) > 11 ? wall + 11 : "        ",
+                               str(h, "line") ?: "");
                         if (str(h, "result") && !streq(str(h, "kind") ?: "", "level"))
                                 printf("    %8s    -> %s%s\n", "", str(h, "result"), obj(h, "error") ? " (failed)" : "");
                 }

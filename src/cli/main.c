@@ -23,7 +23,9 @@ static void help(void) {
                "  record [TARGET]  write a trace of a server's memory\n"
                "  trim --pid PID   give the allocator's free memory back to the kernel, now\n"
                "  replay TRACE     show what memgov would have done on a recorded trace\n"
+               "  plot TRACE       draw a chart of a replay: -o FILE.svg or -o FILE.png\n"
                "  check FILE...    validate policy files\n"
+               "  demo             watch memgov govern a real MariaDB server (a few minutes)\n"
                "  version          print the version\n"
                "\n"
                "'memgov COMMAND --help' describes each command; see memgov(8).\n");
@@ -39,7 +41,9 @@ int main(int argc, char **argv) {
                 { "record", cmd_record },
                 { "trim", cmd_trim },
                 { "replay", cmd_replay },
+                { "plot", cmd_plot },
                 { "check", cmd_check },
+                { "demo", cmd_demo },
         };
 
         log_setup(LOG_TARGET_AUTO);

@@ -25,6 +25,7 @@ enum {
         HOLD_NO_WS,
         HOLD_THROTTLE_NO_CGROUP,
         HOLD_THROTTLE_NO_PSI,
+        HOLD_THROTTLE_READONLY,
         HOLD_MAX_PER_DAY,
         HOLD_MIN_UPTIME,
         HOLD_WINDOW,
@@ -66,6 +67,46 @@ void engine_set_policy(Engine *e, const Policy *old, const Policy *p) {
                 e->level--;
 }
 
+void engine_set_simulate(Engine *e, bool simulate) {
+        if (e->opts.simulate == simulate)
+                return;
+        e->opts.simulate = simulate;
+        /* What a dry run assumed it wrote was never written: read memory.high afresh, and
+         * forget a memory.max raise and a restart that only were assumed. */
+        e->high_known = false;
+        e->high_mismatch = 0;
+        e->max_raised = false;
+        e->restart_pending = false;
+}
+
+unsigned engine_leave(const Engine *e, Decision *ret, unsigned max) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+        unsigned n = 0;
+
+        if (e->opts.simulate)
+                return 0;
+        /* memory.high: back to what someone else set (adopted), else to what was there before our
+         * first write. Throttling nobody manages would only stall the server. */
+        if (e->high_known && (e->ceiling_known || e->initial_known) && n < max) {
+                uint64_t back = e->ceiling_known ? e->high_ceiling : e->high_initial;
+                if (back != e->high_set) {
+                        ret[n] = (Decision) { .kind = DECISION_SET_HIGH, .level = e->level, .value = back,
+                                              .old_value = e->high_set };
+                        snprintf(ret[n].reason, sizeof(ret[n].reason), "memgov stops: memory.high %s -> %s (%s)",
+                                 format_bytes(a, e->high_set), format_bytes(b, back),
+                                 e->ceiling_known ? "the value set by someone else" : "as it was found");
+                        n++;
+                }
+        }
+        if (e->max_raised && n < max) {
+                ret[n] = (Decision) { .kind = DECISION_SET_MAX, .level = e->level, .value = e->max_original };
+                snprintf(ret[n].reason, sizeof(ret[n].reason), "memgov stops: restore memory.max to %s",
+                         format_bytes(a, e->max_original));
+                n++;
+        }
+        return n;
+}
+
 void engine_restore_restarts(Engine *e, const usec_t *clock, unsigned n) {
         e->n_restarts = MIN(n, (unsigned) ENGINE_RESTART_HISTORY);
         memcpy(e->restart_clock, clock + (n - e->n_restarts), e->n_restarts * sizeof(usec_t));
@@ -82,6 +123,8 @@ _printf_(3, 4) static Decision *emit(Tick *k, DecisionKind kind, const char *fmt
         d->kind = kind;
         d->level = k->e->level;
         d->emergency = k->emergency;
+        d->working_set = k->ws;
+        d->budget = k->budget;
         va_start(ap, fmt);
         vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
         va_end(ap);
@@ -159,12 +202,17 @@ static void describe(Tick *k) {
                 snprintf(p, left, ", falling %s", format_rate(r, -tr->slope));
 }
 
+/* memory.high and memory.max can be written: a cgroup, not mounted read-only. */
+static bool limits_writable(const Sample *s) {
+        return (s->has & SAMPLE_HAS_CGROUP) && !s->limits_readonly;
+}
+
 static bool step_available(const Tick *k, Level l) {
         if (!k->p->step[l].enabled)
                 return false;
         /* memory.high needs a cgroup to write, and PSI to tell a throttled server from a stalled one. */
         if (l == LEVEL_THROTTLE)
-                return (k->s->has & SAMPLE_HAS_CGROUP) && (k->s->has & SAMPLE_HAS_PSI) && k->s->psi.has_full;
+                return limits_writable(k->s) && (k->s->has & SAMPLE_HAS_PSI) && k->s->psi.has_full;
         return true;
 }
 
@@ -465,15 +513,21 @@ static void resync_high(Tick *k) {
                 e->initial_known = true;
         }
         if (e->opts.simulate || !e->high_known || s->memory_high == e->high_set ||
-            k->now - e->high_changed < k->p->settle) {
+            k->now - e->high_changed < k->p->settle || (s->pending & (1u << ACTION_SET_HIGH))) {
                 e->high_mismatch = 0;
                 return;
         }
         /* Twice in a row, well after our own write: someone else set it. Adopt, do not fight. */
         if (++e->high_mismatch < 2)
                 return;
+        format_bytes(a, s->memory_high);
+        format_bytes(b, e->high_set);
+        if (streq(a, b)) { /* close enough to print alike: say it exactly */
+                snprintf(a, sizeof(a), "%" PRIu64, s->memory_high);
+                snprintf(b, sizeof(b), "%" PRIu64, e->high_set);
+        }
         emit(k, DECISION_EVENT, "memory.high is %s, not the %s memgov set: changed by someone else, adopted "
-             "as the calm value", format_bytes(a, s->memory_high), format_bytes(b, e->high_set));
+             "as the calm value", a, b);
         e->high_ceiling = s->memory_high;
         e->ceiling_known = true;
         e->high_set = s->memory_high;
@@ -489,7 +543,7 @@ static void plan_high(Tick *k) {
         uint64_t budget = k->budget;
 
         e->high_at_floor = false;
-        if (!(s->has & SAMPLE_HAS_CGROUP) || !p->step[LEVEL_THROTTLE].enabled)
+        if (!limits_writable(s) || !p->step[LEVEL_THROTTLE].enabled)
                 return;
 
         uint64_t cur = e->high_known ? e->high_set : s->memory_high;
@@ -642,8 +696,10 @@ static void act(Tick *k) {
         if (e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) &&
             cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) && recheck(k, LEVEL_RESTART) && restart_allowed(k)) {
                 const Sample *s = k->s;
-                if (p->max_raise > 0 && (s->has & SAMPLE_HAS_CGROUP) && s->memory_max != SIZE_UNLIMITED) {
-                        uint64_t raised = page_round(e, k->budget + apply_bp(k->budget, p->max_raise));
+                if (p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED) {
+                        /* Raised from what it is, and put back to exactly that: the budget may be
+                         * a budget.size below memory.max. */
+                        uint64_t raised = page_round(e, s->memory_max + apply_bp(k->budget, p->max_raise));
                         Decision *d = emit(k, DECISION_SET_MAX,
                                            "raise memory.max %s -> %s while the server stops (restart.max-raise)",
                                            format_bytes(a, s->memory_max), format_bytes(b, raised));
@@ -651,7 +707,7 @@ static void act(Tick *k) {
                                 d->value = raised;
                                 d->old_value = s->memory_max;
                         }
-                        e->max_original = k->budget;
+                        e->max_original = s->memory_max;
                         e->max_raised = true;
                 }
                 unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
@@ -788,10 +844,16 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         if (!step_available(&k, LEVEL_THROTTLE) && p->step[LEVEL_THROTTLE].enabled &&
             k.ws_bp >= p->step[LEVEL_THROTTLE].at && p->step[LEVEL_THROTTLE].at > 0) {
                 bool no_cgroup = !(s->has & SAMPLE_HAS_CGROUP);
-                hold(&k, ACTION_SET_HIGH, no_cgroup ? HOLD_THROTTLE_NO_CGROUP : HOLD_THROTTLE_NO_PSI,
-                     no_cgroup ? "%s: throttle skipped: no cgroup v2 memory controller to set memory.high on"
-                               : "%s: throttle skipped: no PSI memory.pressure to guard memory.high against a stall",
-                     k.ctx);
+                if (no_cgroup || !s->limits_readonly)
+                        hold(&k, ACTION_SET_HIGH, no_cgroup ? HOLD_THROTTLE_NO_CGROUP : HOLD_THROTTLE_NO_PSI,
+                             no_cgroup ? "%s: throttle skipped: no cgroup v2 memory controller to set memory.high on"
+                                       : "%s: throttle skipped: no PSI memory.pressure to guard memory.high against "
+                                         "a stall",
+                             k.ctx);
+                else
+                        hold(&k, ACTION_SET_HIGH, HOLD_THROTTLE_READONLY,
+                             "%s: throttle skipped: the cgroup file system is read-only here, memory.high cannot "
+                             "be set", k.ctx);
         }
 
         /* Where the signals point, then higher while the rung there is not helping. */

@@ -506,6 +506,9 @@ int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_sta
         while ((r = line_next(&c, &line)) > 0) {
                 Span range, perms;
                 uint64_t start, end;
+                /* Blank lines are skipped, as parse_proc_maps() skips them. */
+                if (line.n == 0)
+                        continue;
                 if (!span_next_field(&line, " ", &range) || !span_next_field(&line, " ", &perms) || perms.n != 4)
                         return -EBADMSG;
                 const char *dash = memchr(range.p, '-', range.n);

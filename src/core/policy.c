@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <arpa/inet.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "memgov/argv.h"
 #include "memgov/policy.h"
+#include "memgov/scan.h"
 #include "memgov/strutil.h"
 #include "memgov/units.h"
 
@@ -71,6 +73,7 @@ typedef enum KeyType {
         KT_ARGV,
         KT_RESET_METHOD,
         KT_SIGNAL,
+        KT_LISTEN,
 } KeyType;
 
 typedef struct PolicyKey {
@@ -95,6 +98,7 @@ static const PolicyKey keys[] = {
           "a share of the budget from 0% to 50%, like 5%"),
         K("governor", "eta-hysteresis", KT_PERCENT, offsetof(Policy, eta_hysteresis), 0, PCT(1000),
           "a share from 0% to 1000%, like 50%"),
+        K("governor", "lock-memory", KT_BOOL, offsetof(Policy, lock_memory), 0, 0, "yes or no"),
 
         K("budget", "size", KT_BUDGET, 0, 0, 0,
           "auto, a size like 60G, or a share of host RAM from 1% to 100% like 80%"),
@@ -222,12 +226,18 @@ static const PolicyKey keys[] = {
           "a share of the budget from 0% to 50%, like 5%"),
         K("restart", "stop-timeout", KT_TIMESPAN, offsetof(Policy, stop_timeout), 10 * USEC_PER_SEC,
           USEC_PER_DAY, "a duration from 10s to 1d, like 15m"),
+
+        K("metrics", "listen", KT_LISTEN, 0, 0, 0,
+          "ADDRESS:PORT like 127.0.0.1:9187 or [::1]:9187, a port alone for 127.0.0.1, or nothing"),
+        K("metrics", "textfile", KT_PATH, offsetof(Policy, metrics_textfile), 0,
+          sizeof(((Policy *) 0)->metrics_textfile),
+          "the absolute path of a .prom file for node_exporter's textfile collector, or nothing"),
 };
 
 #define N_KEYS ELEMENTSOF(keys)
 
 static const char *const sections[] = {
-        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "reset", "sql", "restart",
+        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "reset", "sql", "restart", "metrics",
 };
 
 const char *const *policy_key_names(void) {
@@ -480,7 +490,7 @@ static char *policy_reader(char *str, int num, void *stream) {
                         else
                                 report(c, c->lineno, "[%s]: unknown section (expected one of [governor], "
                                        "[budget], [sampling], [trend], [psi], [trim], [throttle], "
-                                       "[reset], [sql], [restart])", c->section);
+                                       "[reset], [sql], [restart], [metrics])", c->section);
                 }
                 memcpy(str, line, n);
                 str[n] = '\n';
@@ -543,6 +553,53 @@ static int parse_list(const char *value, char *base, size_t stride, unsigned max
                 s += len;
         }
         *ret_n = n;
+        return 0;
+}
+
+/* "[::1]:9187", "127.0.0.1:9187", "9187" (127.0.0.1) or "" (no endpoint). A host name is
+ * refused: the endpoint is bound before any name service is worth trusting. */
+static int parse_listen(const char *v, char *addr, size_t addr_size, unsigned *port) {
+        const char *p = v, *colon;
+        char host[64];
+        size_t n;
+
+        if (!v[0]) {
+                addr[0] = '\0';
+                *port = 0;
+                return 0;
+        }
+        if (v[0] == '[') {
+                const char *end = strchr(v, ']');
+                if (!end || end[1] != ':')
+                        return -EINVAL;
+                n = (size_t) (end - v - 1);
+                if (n == 0 || n >= sizeof(host))
+                        return -EINVAL;
+                memcpy(host, v + 1, n);
+                host[n] = '\0';
+                p = end + 2;
+                struct in6_addr a6;
+                if (inet_pton(AF_INET6, host, &a6) != 1)
+                        return -EINVAL;
+        } else if ((colon = strrchr(v, ':'))) {
+                n = (size_t) (colon - v);
+                if (n == 0 || n >= sizeof(host) || memchr(v, ':', n))
+                        return -EINVAL;
+                memcpy(host, v, n);
+                host[n] = '\0';
+                p = colon + 1;
+                struct in_addr a4;
+                if (inet_pton(AF_INET, host, &a4) != 1)
+                        return -EINVAL;
+        } else
+                strcpy(host, "127.0.0.1");
+        uint64_t u;
+        if (span_to_u64(span_from_str(p), &u) < 0 || u < 1 || u > 65535)
+                return -EINVAL;
+        if (strlen(host) >= addr_size)
+                return -ERANGE;
+        strcpy(addr, host);
+        *port = (unsigned) u;
         return 0;
 }
 
@@ -705,6 +762,9 @@ static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detai
                 memcpy(field, v, strlen(v) + 1);
                 return 0;
         }
+
+        case KT_LISTEN:
+                return parse_listen(v, p->metrics_address, sizeof(p->metrics_address), &p->metrics_port);
 
         case KT_PATH:
                 if (v[0] && v[0] != '/' && !streq(v, "auto"))
@@ -877,6 +937,12 @@ static void validate(Validator *v) {
                          "governor.hysteresis: %s is not below %s = %s (expected a hysteresis "
                          "smaller than every threshold, or no step could ever be left)",
                          format_bp(b1, p->hysteresis), lowest_key, format_bp(b2, lowest));
+
+        size_t tl = strlen(p->metrics_textfile);
+        if (tl > 0 && (tl < 6 || !streq(p->metrics_textfile + tl - 5, ".prom")))
+                report(v->c, line_of(v, "metrics.textfile"),
+                       "metrics.textfile: '%s' does not end in .prom (expected the .prom file "
+                       "node_exporter's textfile collector reads)", p->metrics_textfile);
 
         if (p->trend_min_points > p->trend_points)
                 conflict(v, "trend.points", "trend.min-points",

@@ -1,11 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "memgov/scan.h"
 #include "memgov/sessions.h"
 
+/* A cell holding a plain non-negative decimal number. The server's columns are signed, and
+ * strtoull() would take "-1" for 2^64 - 1 (the largest session of all) and "12abc" for 12. */
+static bool cell_to_u64(const char *cell, uint64_t *ret) {
+        return cell && span_to_u64(span_from_str(cell), ret) == 0;
+}
+
+int session_from_row(unsigned n_fields, char *const *row, Session *ret) {
+        uint64_t id, v;
+
+        /* Without an ID there is nothing to KILL. */
+        if (n_fields < 7 || !cell_to_u64(row[0], &id))
+                return 0;
+        *ret = (Session) { .id = id };
+        snprintf(ret->user, sizeof(ret->user), "%s", row[1] ? row[1] : "");
+        snprintf(ret->host, sizeof(ret->host), "%s", row[2] ? row[2] : "");
+        snprintf(ret->command, sizeof(ret->command), "%s", row[3] ? row[3] : "");
+        /* Unknown figures count as nothing: not idle, no memory. */
+        ret->time_s = cell_to_u64(row[4], &v) ? v : 0;
+        ret->memory = cell_to_u64(row[5], &v) ? v : 0;
+        /* Rows changed or locks held: a write transaction whose rollback would cost. A figure that
+         * is not a number counts as one: such a session is better spared. */
+        ret->in_write_trx = row[6] && !(cell_to_u64(row[6], &v) && v == 0);
+        return 1;
+}
+
 bool session_is_idle(const Session *s, const SessionSelect *q) {
-        return streq(s->command, "Sleep") && s->time_s * USEC_PER_SEC >= q->min_idle;
+        /* Seconds against microseconds, without the product wrapping around. */
+        return streq(s->command, "Sleep") &&
+               (s->time_s > UINT64_MAX / USEC_PER_SEC || s->time_s * USEC_PER_SEC >= q->min_idle);
 }
 
 static bool host_matches(const char *session_host, const char *exempt) {

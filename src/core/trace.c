@@ -67,6 +67,8 @@ static const TraceColumn columns[] = {
         C("failed", T_FAILED, failed, 0, false),
         C("trim_freed", T_U64, trim_freed, 0, false),
         C("reset_freed", T_U64, reset_freed, 0, false),
+        C("pending", T_FAILED, pending, 0, false),
+        C("limits_readonly", T_UINT, limits_readonly, 0, false),
 };
 
 #define N_COLUMNS ELEMENTSOF(columns)
@@ -243,13 +245,19 @@ int parse_timestamp(const char *s, size_t n, usec_t *ret, int32_t *ret_offset) {
                         i += 4;
                 } else
                         return -EINVAL;
-                if (oh > 14 || om > 59)
+                /* Offsets in use run from -12:00 to +14:00; memgov's own traces refuse more. */
+                if (om > 59 || oh * 60 + om > 14 * 60)
                         return -EINVAL;
                 offset = sign * (int32_t) (oh * 3600 + om * 60);
         }
         if (i != n)
                 return -EINVAL;
         if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
+                return -EINVAL;
+        /* A day the month has: 2026-02-30 is a typo, not March 2nd. */
+        static const uint8_t month_days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+        bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        if (d > month_days[mo - 1] + (mo == 2 && leap ? 1u : 0u))
                 return -EINVAL;
 
         int64_t days = days_from_civil(y, mo, d);

@@ -21,6 +21,13 @@ bool control_peer_allowed(uid_t peer_uid, const gid_t *peer_groups, size_t n_gro
         return false;
 }
 
+ControlRequest control_parse_request(const char *buf, size_t n) {
+        /* "status", normally followed by a newline; what follows is not looked at. */
+        if (n >= STRLEN("status") && memcmp(buf, "status", STRLEN("status")) == 0)
+                return CONTROL_REQUEST_STATUS;
+        return CONTROL_REQUEST_UNKNOWN;
+}
+
 static bool peer_ok(int fd, gid_t socket_gid) {
         struct ucred cred;
         socklen_t len = sizeof(cred);
@@ -69,7 +76,7 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
         }
         const char *reply;
         json_object *doc = NULL;
-        if (n > 0 && strncmp(req, "status", 6) == 0) {
+        if (control_parse_request(req, n > 0 ? (size_t) n : 0) == CONTROL_REQUEST_STATUS) {
                 doc = manager_status_json(m);
                 reply = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
         } else

@@ -9,6 +9,14 @@
 int control_listen(Manager *m);
 void control_close(Manager *m);
 
+typedef enum ControlRequest {
+        CONTROL_REQUEST_UNKNOWN,
+        CONTROL_REQUEST_STATUS,
+} ControlRequest;
+
+/* What a client asked for, from the n bytes it sent (pure: fuzzed on its own). */
+ControlRequest control_parse_request(const char *buf, size_t n);
+
 /* Whether a peer with these credentials may talk to us (pure: tested on its own). */
 bool control_peer_allowed(uid_t peer_uid, const gid_t *peer_groups, size_t n_groups, uid_t self_uid,
                           gid_t socket_gid);

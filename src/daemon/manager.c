@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <json-c/json.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -17,15 +20,18 @@
 #include "control.h"
 #include "decision-log.h"
 #include "manager.h"
+#include "metrics-http.h"
+#include "privileges-drop.h"
 #include "memgov/fileio.h"
 #include "memgov/format.h"
 #include "memgov/log.h"
 #include "memgov/policy-file.h"
+#include "memgov/privileges.h"
 #include "memgov/sql.h"
 #include "memgov/trace.h"
 #include "memgov/units.h"
 
-static usec_t now_clock(clockid_t c) {
+usec_t now_clock(clockid_t c) {
         struct timespec ts;
         clock_gettime(c, &ts);
         return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
@@ -92,6 +98,7 @@ static int on_psi(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                 return 0;
         }
         m->psi_events++;
+        m->metrics.wakeups_psi++;
         manager_tick(m, "psi");
         return 0;
 }
@@ -116,6 +123,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
         }
         if (changed) {
                 m->events_notifications++;
+                m->metrics.wakeups_events++;
                 manager_tick(m, "memory.events");
         } else if (gone)
                 manager_tick(m, "cgroup gone");
@@ -148,6 +156,10 @@ static int arm_psi(Manager *m) {
         char trigger[64];
         int r;
 
+        if (m->roots.copy) {
+                log_debug("PSI: %s is a copy of a cgroup tree: no trigger to arm", m->roots.cgroup_path);
+                return 0;
+        }
         m->psi_fd = openat(m->target.cgroup_fd, "memory.pressure", O_RDWR | O_NONBLOCK | O_CLOEXEC);
         if (m->psi_fd < 0)
                 return log_warning_errno(negative_errno(), "PSI: cannot open memory.pressure of %s: %m; "
@@ -213,6 +225,11 @@ static void attach_target(Manager *m) {
 }
 
 /* Resolves (again) what we govern. Logs each change of situation once. */
+/* memory.high and memory.max go through systemd for a unit, through the cgroup file otherwise. */
+static bool limits_readonly(const Manager *m) {
+        return m->target.limits_readonly && !(m->target.spec.kind == TARGET_UNIT && m->bus);
+}
+
 static bool resolve(Manager *m) {
         char why[512];
         int r = target_resolve(&m->target, &m->roots, m->bus, why, sizeof(why));
@@ -236,6 +253,13 @@ static bool resolve(Manager *m) {
                 log_struct(LOG_NOTICE, MESSAGE_ID_TARGET, NULL, "%s %s%s", m->opts.record_only ? "recording" : "governing",
                            m->target.description, m->opts.dry_run && !m->opts.record_only ? " (dry run)" : "");
         snprintf(m->governing, sizeof(m->governing), "%s", m->target.description);
+        if (limits_readonly(m) && !m->readonly_said && !m->opts.record_only) {
+                log_notice("the cgroup file system is read-only here (%s): memory.high and memory.max cannot be "
+                           "set, so there is no throttling; trim, connection reset and restart by SIGTERM still work "
+                           "(to throttle, mount the cgroup file system writable: see memgov(8), CONTAINERS)",
+                           m->target.cgroup_via[0] ? m->target.cgroup_via : m->roots.cgroup_path);
+                m->readonly_said = true;
+        }
         attach_target(m);
         return true;
 }
@@ -361,6 +385,7 @@ static void act_on(Manager *m, const EngineOutput *out) {
                         log_warning("%s dropped: the actions before it are still being carried out",
                                     decision_kind_to_string(d->kind));
                         m->feedback.failed |= 1u << action_kind_of(d->kind);
+                        metrics_count_action(&m->metrics, action_kind_of(d->kind), METRICS_RESULT_FAILED, 0, 0);
                         remember(m, out, d, line, 0);
                         continue;
                 }
@@ -374,6 +399,11 @@ static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdat
         for (unsigned i = 0; i < n; i++) {
                 const ActionJob *j = &m->collected[i];
                 action_result_log(&j->decision, &j->result, j->dry_run);
+                metrics_count_action(&m->metrics, action_kind_of(j->decision.kind),
+                                     j->dry_run ? METRICS_RESULT_DRY_RUN
+                                     : j->result.error < 0 ? METRICS_RESULT_FAILED
+                                                           : METRICS_RESULT_DONE,
+                                     j->result.has_freed ? j->result.freed : 0, j->result.held);
                 /* A job reported overdue already counted as failed. */
                 if (j->id != m->overdue_job)
                         action_feedback_add(&m->feedback, &j->decision, &j->result);
@@ -476,6 +506,11 @@ void manager_tick(Manager *m, const char *reason) {
 
         check_overdue(m, mono);
         action_feedback_apply(&m->feedback, &s);
+        s.limits_readonly = limits_readonly(m);
+        unsigned pending = action_worker_pending(&m->worker);
+        for (DecisionKind k = 0; k < _DECISION_KIND_MAX; k++)
+                if ((pending & (1u << k)) && decision_is_action(k))
+                        s.pending |= 1u << action_kind_of(k);
         if (m->opts.record_only) {
                 write_record(m, &s);
                 m->last_sample = s;
@@ -483,6 +518,8 @@ void manager_tick(Manager *m, const char *reason) {
                 return;
         }
         engine_step(m->engine, &m->policy, &s, s.mono, &out);
+        m->metrics.samples++;
+        metrics_count_decisions(&m->metrics, &out);
         m->last = out;
         m->have_last = true;
         m->last_sample = s;
@@ -494,6 +531,7 @@ void manager_tick(Manager *m, const char *reason) {
         log_debug("tick (%s) sampled at %" PRIu64 " done at %" PRIu64 ": level %s, %u decision(s)", reason, s.mono,
                   now_clock(CLOCK_MONOTONIC), level_to_string(out.level), out.n_decisions);
         update_status(m, &out);
+        metrics_textfile_write(m);
         arm_timer(m, out.next_sample);
 }
 
@@ -511,22 +549,44 @@ static int on_stop(sd_event_source *s, uint64_t usec, void *userdata) {
 
 /* ---- signals ---- */
 
+static PrivilegeNeeds privilege_needs(const Manager *m) {
+        return (PrivilegeNeeds) {
+                .dry_run = m->opts.dry_run,
+                .unit = m->opts.target.kind == TARGET_UNIT,
+                .psi = m->roots.memory_v2 && !m->roots.copy,
+                .locked = m->locked,
+        };
+}
+
+
 static void policy_problem(void *userdata, const char *message) {
         log_error("%s", message);
 }
 
+/* The policy: --policy FILE, else the instance's own file in the policy directory
+ * (/etc/memgov/mariadb.ini for memgov@mariadb.service) when there is one, else the embedded
+ * default alone. Either file is read over the embedded default. */
 static int load_policy(Manager *m, Policy *p, char *origin, size_t origin_size) {
+        char path[PATH_MAX];
+        const char *file = m->opts.policy_path;
         int r = policy_load_default(p);
         if (r < 0)
                 return log_error_errno(r, "the embedded default policy does not load: %m");
-        if (!m->opts.policy_path) {
-                snprintf(origin, origin_size, "embedded default");
-                return 0;
+        if (!file) {
+                snprintf(path, sizeof(path), "%s/%s.ini", m->opts.policy_dir ? m->opts.policy_dir : "/etc/memgov",
+                         m->instance);
+                if (access(path, F_OK) < 0) {
+                        if (errno != ENOENT)
+                                return log_error_errno(negative_errno(), "cannot look at %s: %m", path);
+                        snprintf(origin, origin_size, "embedded default (no %s)", path);
+                        return 0;
+                }
+                file = path;
         }
-        r = policy_load_file(m->opts.policy_path, p, policy_problem, NULL);
+        r = policy_load_file(file, p, policy_problem, NULL);
         if (r != 0)
                 return r < 0 ? r : -EINVAL;
-        snprintf(origin, origin_size, "%s over the embedded default", m->opts.policy_path);
+        snprintf(origin, origin_size, "%s over the embedded default", file);
         return 0;
 }
 
@@ -541,12 +601,33 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         if (load_policy(m, p, origin, sizeof(origin)) < 0)
                 log_error("reload: the policy has errors; keeping the one in use (%s)", m->policy_origin);
         else {
-                if (m->opts.dry_run)
-                        p->dry_run = true;
+                /* --dry-run holds for the whole run; governor.dry-run follows the file. */
+                bool dry_run = m->cli_dry_run || p->dry_run;
+                p->dry_run = dry_run;
+                if (dry_run != m->opts.dry_run) {
+                        m->opts.dry_run = dry_run;
+                        engine_set_simulate(m->engine, dry_run);
+                        log_notice("reload: %s", dry_run ? "dry run from now on: nothing will be changed"
+                                                         : "dry run over: memgov acts from now on");
+                }
                 bool psi_changed = p->psi_type != m->policy.psi_type || p->psi_stall != m->policy.psi_stall ||
                                    p->psi_window != m->policy.psi_window;
+                PrivilegeNeeds needs = privilege_needs(m);
+                uint64_t missing = privileges_needed(p, &needs) & ~m->caps;
+                if (missing) {
+                        char text[256];
+                        privileges_to_string(missing, text, sizeof(text));
+                        log_warning("reload: the new policy needs %s, dropped at startup: restart memgov to "
+                                    "give its actions what they need", text);
+                }
                 engine_set_policy(m->engine, &m->policy, p);
+                Policy *old = malloc(sizeof(Policy));
+                if (old)
+                        *old = m->policy;
                 m->policy = *p;
+                if (old)
+                        (void) metrics_http_reload(m, old);
+                free(old);
                 snprintf(m->policy_origin, sizeof(m->policy_origin), "%s", origin);
                 log_notice("reload: policy %s in use", origin);
                 if (psi_changed && m->target.resolved)
@@ -567,6 +648,40 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
 
 /* ---- life cycle ---- */
 
+/* The governor must not be paged out by the pressure it manages: its pages are locked as they
+ * are touched (MCL_ONFAULT: thread stacks and buffers reserved but unused cost nothing). */
+static void lock_memory(Manager *m) {
+        if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0) {
+                log_warning_errno(negative_errno(), "cannot lock memgov's memory: %m (needs CAP_IPC_LOCK or a larger "
+                                  "RLIMIT_MEMLOCK; governor.lock-memory = no silences this)");
+                return;
+        }
+        m->locked = true;
+}
+
+/* Everything that needed privileges at startup is done: keep what the actions need. */
+static int drop_privileges(Manager *m) {
+        PrivilegeNeeds n = privilege_needs(m);
+        uint64_t keep = privileges_needed(&m->policy, &n), kept;
+        char text[256];
+
+        int r = privileges_drop(keep, &kept);
+        if (r < 0)
+                return r;
+        m->caps = kept;
+        privileges_to_string(kept, text, sizeof(text));
+        log_info("capabilities kept: %s", text);
+        /* CAP_SYS_RESOURCE and CAP_IPC_LOCK make memgov better, not able: without them a PSI
+         * trigger needs a 2 s window and the memory lock its RLIMIT_MEMLOCK, said where they fail. */
+        uint64_t missing = keep & ~kept & ~((UINT64_C(1) << CAP_SYS_RESOURCE) | (UINT64_C(1) << CAP_IPC_LOCK));
+        if (missing) {
+                privileges_to_string(missing, text, sizeof(text));
+                log_warning("missing capabilities: %s; the actions that need them will fail (see memgov(8), "
+                            "PRIVILEGES)", text);
+        }
+        return 0;
+}
+
 int manager_new(const ManagerOptions *o, Manager **ret) {
         char message[1024];
         int r;
@@ -580,9 +695,13 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         m->target.cgroup_fd = -1;
         m->roots.cgroup_fd = m->roots.proc_fd = -1;
 
+        target_instance_name(&o->target, m->instance, sizeof(m->instance));
         r = load_policy(m, &m->policy, m->policy_origin, sizeof(m->policy_origin));
         if (r < 0)
                 goto fail;
+        if (m->policy.lock_memory)
+                lock_memory(m);
+        m->cli_dry_run = o->dry_run;
         if (m->policy.dry_run)
                 m->opts.dry_run = true;
         m->policy.dry_run = m->opts.dry_run;
@@ -608,7 +727,6 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         }
 
         target_init(&m->target, &o->target);
-        target_instance_name(&o->target, m->instance, sizeof(m->instance));
         r = sampler_init(&m->sampler, &m->roots);
         if (r < 0)
                 goto fail;
@@ -690,7 +808,13 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                                           "memory only", dir);
                 load_state(m);
         }
+        r = o->record_only ? 0 : metrics_http_start(m);
+        if (r < 0)
+                goto fail;
         sql_library_init();
+        r = drop_privileges(m);
+        if (r < 0)
+                goto fail;
         m->started = now_clock(CLOCK_MONOTONIC);
         if (!o->quiet && !o->record_only)
                 log_info("policy: %s%s", m->policy_origin, m->opts.dry_run ? "; dry run: nothing will be changed" : "");
@@ -701,10 +825,28 @@ fail:
         return r < 0 ? r : -EINVAL;
 }
 
+/* On the way out, directly (the action thread may be busy with a long restart). */
+static void leave_limits(Manager *m) {
+        Decision d[2];
+        unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, d, ELEMENTSOF(d));
+        for (unsigned i = 0; i < n; i++) {
+                ActionTarget t;
+                ActionResult res = {};
+                action_target_from(&t, &m->target);
+                t.cgroup_fd = m->target.cgroup_fd; /* borrowed: the actuators do not close it */
+                ActionContext c = { .target = &t, .policy = &m->policy, .dry_run = false };
+                log_notice("%s", d[i].reason);
+                actuator_run(m->opts.ops ? m->opts.ops : &actuator_ops_real, m->opts.ops_userdata, &c, &d[i], &res);
+                action_result_log(&d[i], &res, false);
+        }
+}
+
 int manager_run(Manager *m) {
         manager_tick(m, "start");
         sd_notify(false, "READY=1");
-        return sd_event_loop(m->event);
+        int r = sd_event_loop(m->event);
+        leave_limits(m);
+        return r;
 }
 
 Manager *manager_free(Manager *m) {
@@ -712,6 +854,8 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         detach_target(m);
         control_close(m);
+        metrics_http_stop(m);
+        free(m->metrics_buf);
         m->timer = sd_event_source_disable_unref(m->timer);
         m->worker_source = sd_event_source_disable_unref(m->worker_source);
         action_worker_stop(&m->worker);

@@ -8,6 +8,7 @@
 #include "memgov/action-worker.h"
 #include "memgov/actuator.h"
 #include "memgov/engine.h"
+#include "memgov/metrics.h"
 #include "memgov/roots.h"
 #include "memgov/sampler.h"
 #include "memgov/target.h"
@@ -20,7 +21,8 @@
 
 typedef struct ManagerOptions {
         TargetSpec target;
-        const char *policy_path; /* NULL = the embedded default */
+        const char *policy_path; /* NULL = <policy_dir>/<instance>.ini if it exists, else the embedded default */
+        const char *policy_dir;  /* NULL = /etc/memgov */
         bool dry_run;
         RootsOptions roots;
         const char *socket_path; /* NULL = /run/memgov/<instance>.sock; "" = none */
@@ -80,6 +82,19 @@ typedef struct Manager {
         HistoryEntry history[MANAGER_HISTORY];
         unsigned history_n, history_head;
         bool exiting;
+
+        /* metrics: counters, the rendering buffer, the HTTP endpoint, the textfile's last error */
+        MetricsCounters metrics;
+        char *metrics_buf;
+        struct MHD_Daemon *httpd;
+        sd_event_source *http_io, *http_timer;
+        char metrics_listening[96];
+        int textfile_error;
+
+        bool locked;   /* mlockall succeeded */
+        bool cli_dry_run; /* --dry-run: a reload cannot end it */
+        bool readonly_said; /* the read-only cgroup file system was reported */
+        uint64_t caps; /* the capabilities kept after startup */
 } Manager;
 
 int manager_new(const ManagerOptions *o, Manager **ret);
@@ -93,5 +108,8 @@ void manager_tick(Manager *m, const char *reason);
 /* The status document `memgov status` prints. */
 struct json_object *manager_status_json(const Manager *m);
 
-/* "mariadb.service" -> "mariadb", "/system.slice/x" -> "system.slice-x": a file name. */
+/* The time on clock c, in microseconds. */
+usec_t now_clock(clockid_t c);
+
+/* "mariadb.service" -> "mariadb", cgroup "/system.slice/x" -> "cgroup-system.slice-x": a file name. */
 void target_instance_name(const TargetSpec *t, char *buf, size_t size);

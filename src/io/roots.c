@@ -89,7 +89,8 @@ int roots_open(Roots *r, const RootsOptions *o, char *message, size_t message_si
                 r->mode = CGROUP_MODE_LEGACY;
 
         r->memory_v2 = r->cgroup_fd >= 0 && controllers_list_memory(r->cgroup_fd);
-        if ((o && o->assume_unified) || copy)
+        r->copy = (o && o->assume_unified) || copy;
+        if (r->copy)
                 snprintf(r->memory_mount, sizeof(r->memory_mount), "%s", cg);
         else
                 memory_mount_point(r->memory_mount, sizeof(r->memory_mount));

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "memgov/fileio.h"
@@ -119,7 +121,7 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
 /* The server inside a cgroup: a process with a known server name in it or its children, else
  * the only process of a cgroup that has just one (a single-process container). A supervisor
  * waiting to start the server again is not the server. */
-static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth) {
+static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth, bool named_only) {
         char buf[16384];
         pid_t first = 0;
         unsigned count = 0;
@@ -137,7 +139,7 @@ static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth) {
                         if (read_comm(proc_fd, pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
                                 return pid;
                 }
-        if (count > 1)
+        if (count > 1 || named_only)
                 first = 0;
         if (depth == 0)
                 return first;
@@ -155,10 +157,138 @@ static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth) {
                         continue;
                 _cleanup_close_ int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sub >= 0)
-                        child = server_in_cgroup(proc_fd, sub, depth - 1);
+                        child = server_in_cgroup(proc_fd, sub, depth - 1, named_only);
         }
         closedir(d);
         return child ? child : first;
+}
+
+/* A unit's main process may be a wrapper: `sh -c "... exec mariadbd"` (Debian's unit) until it
+ * executes the server, or mysqld_safe, which stays the parent of the server. The server is the
+ * process with a server name in the unit's cgroup; a wrapper alone means the server is not
+ * there yet (0: the cgroup is watched and the server looked for again at every sample). */
+static pid_t unit_server(int proc_fd, int cgroup_fd, pid_t main_pid) {
+        static const char wrappers[] = "sh,bash,dash,mysqld_safe,mariadbd-safe,galera_recovery";
+        char comm[64];
+
+        if (read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
+                return main_pid;
+        pid_t named = server_in_cgroup(proc_fd, cgroup_fd, 2, true);
+        if (named > 0)
+                return named;
+        return read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && name_in_list(comm, wrappers) ? 0 : main_pid;
+}
+
+static bool is_cgroup2(int fd) {
+        struct statfs sfs;
+        return fstatfs(fd, &sfs) == 0 && (long) sfs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+/* Whether pid is listed in the cgroup.procs of dirfd (pids as this process's namespace shows them). */
+static bool cgroup_lists(int dirfd, pid_t pid) {
+        char buf[16384];
+        ssize_t n = read_small_file_at(dirfd, "cgroup.procs", buf, sizeof(buf));
+        if (n <= 0)
+                return false;
+        for (char *tok = strtok(buf, "\n"); tok; tok = strtok(NULL, "\n"))
+                if (atoi(tok) == pid)
+                        return true;
+        return false;
+}
+
+/* The directory under dirfd (at path) whose cgroup.procs lists pid, depth first. */
+static int find_cgroup_of(int dirfd, pid_t pid, char *path, size_t size, unsigned depth) {
+        if (cgroup_lists(dirfd, pid))
+                return 0;
+        if (depth == 0)
+                return -ESRCH;
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return -ESRCH;
+        }
+        size_t len = strlen(path);
+        int r = -ESRCH;
+        struct dirent *de;
+        while (r < 0 && (de = readdir(d))) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                if (len + 1 + strlen(de->d_name) + 1 > size)
+                        continue;
+                _cleanup_close_ int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                snprintf(path + len, size - len, "%s%s", len > 1 ? "/" : "", de->d_name);
+                r = find_cgroup_of(sub, pid, path, size, depth - 1);
+                if (r < 0)
+                        path[len] = '\0';
+        }
+        closedir(d);
+        return r;
+}
+
+/* Where this process's cgroup namespace starts in the hierarchy mounted at the cgroup root: its
+ * own cgroup, found by its pid, less what /proc/self/cgroup shows below the namespace root.
+ * Only a mount of the whole host hierarchy (--cgroup-root) tells: a cgroup file system mounted
+ * inside the namespace starts at the namespace root itself, "/". */
+static int own_namespace_root(const Roots *r, char *buf, size_t size) {
+        char text[4096], found[PATH_MAX] = "/";
+        ProcCgroup *pc = malloc(sizeof(ProcCgroup));
+        int ret;
+
+        if (!pc)
+                return -ENOMEM;
+        ssize_t n = read_small_file_at(r->proc_fd, "self/cgroup", text, sizeof(text));
+        if (n < 0 || parse_proc_cgroup(text, (size_t) n, pc) < 0 || !pc->has_unified || strstr(pc->unified, "/..")) {
+                free(pc);
+                return -ENOENT;
+        }
+        ret = find_cgroup_of(r->cgroup_fd, getpid(), found, sizeof(found), 8);
+        if (ret == 0) {
+                /* found = <namespace root><own path below it> */
+                size_t fl = strlen(found), ol = streq(pc->unified, "/") ? 0 : strlen(pc->unified);
+                if (ol > fl || (ol > 0 && !streq(found + fl - ol, pc->unified)))
+                        ret = -ENOENT;
+                else {
+                        found[fl - ol] = '\0';
+                        snprintf(buf, size, "%s", found[0] ? found : "/");
+                }
+        }
+        free(pc);
+        return ret;
+}
+
+/* The cgroup of a server in another cgroup namespace (a container next to ours, in a pod that
+ * shares its process namespace): in the host hierarchy when it is mounted here (the path made
+ * absolute from our own namespace root), else through the server's own root, where its
+ * container mounted the cgroup file system at its cgroup. */
+static int open_foreign_cgroup(Target *t, const Roots *r, const char *rel, char *why, size_t why_size) {
+        char ns_root[PATH_MAX], abs[PATH_MAX], path[96];
+
+        if (r->cgroup_fd >= 0 && own_namespace_root(r, ns_root, sizeof(ns_root)) == 0 && !streq(ns_root, "/") &&
+            cgroup_path_resolve(ns_root, rel, abs, sizeof(abs)) == 0 && abs[1] != '\0') {
+                t->cgroup_fd = openat(r->cgroup_fd, abs + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (t->cgroup_fd >= 0) {
+                        snprintf(t->cgroup, sizeof(t->cgroup), "%s", abs);
+                        return 0;
+                }
+        }
+        snprintf(path, sizeof(path), "%d/root/sys/fs/cgroup", (int) t->pid);
+        t->cgroup_fd = openat(r->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (t->cgroup_fd >= 0 && (r->copy || is_cgroup2(t->cgroup_fd)) && cgroup_lists(t->cgroup_fd, t->pid)) {
+                snprintf(t->cgroup, sizeof(t->cgroup), "%s", rel);
+                snprintf(t->cgroup_via, sizeof(t->cgroup_via), "/proc/%d/root/sys/fs/cgroup", (int) t->pid);
+                return 0;
+        }
+        if (t->cgroup_fd >= 0)
+                close(t->cgroup_fd);
+        t->cgroup_fd = -1;
+        snprintf(why, why_size, "the cgroup of process %d (%s) is in another cgroup namespace, and neither the "
+                 "host's cgroup hierarchy (mount it and give it with --cgroup-root) nor the server's own "
+                 "/sys/fs/cgroup (through /proc/%d/root) shows it", (int) t->pid, rel, (int) t->pid);
+        return -EREMOTE;
 }
 
 static int cgroup_of_pid(const Roots *r, pid_t pid, char *buf, size_t size, char *why, size_t why_size) {
@@ -178,9 +308,9 @@ static int cgroup_of_pid(const Roots *r, pid_t pid, char *buf, size_t size, char
         else if (!pc->has_unified) {
                 snprintf(why, why_size, "process %d is in no cgroup v2", (int) pid);
                 ret = -ENOENT;
-        } else if (strstr(pc->unified, "/..") || streq(pc->unified, "/..")) {
-                snprintf(why, why_size, "the cgroup of process %d (%s) is outside this cgroup namespace: "
-                         "mount the host's cgroup file system and give it with --cgroup-root", (int) pid, pc->unified);
+        } else if (strstr(pc->unified, "/..")) {
+                /* A container next to ours, in a cgroup namespace of its own. */
+                snprintf(buf, size, "%s", pc->unified);
                 ret = -EREMOTE;
         } else {
                 snprintf(buf, size, "%s", pc->unified);
@@ -222,8 +352,9 @@ static void describe(Target *t) {
                         strncat(t->description, ")", sizeof(t->description) - strlen(t->description) - 1);
                 break;
         default:
-                snprintf(t->description, sizeof(t->description), "%s%s%s%s", pid, t->has_cgroup ? " (" : "",
-                         t->has_cgroup ? t->cgroup : "", t->has_cgroup ? ")" : "");
+                snprintf(t->description, sizeof(t->description), "%s%s%s%s%s%s", pid, t->has_cgroup ? " (" : "",
+                         t->has_cgroup ? t->cgroup : "", t->cgroup_via[0] ? " through " : "", t->cgroup_via,
+                         t->has_cgroup ? ")" : "");
         }
 }
 
@@ -232,7 +363,9 @@ int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why
 
         target_release(t);
         t->has_cgroup = false;
+        t->limits_readonly = false;
         t->cgroup[0] = '\0';
+        t->cgroup_via[0] = '\0';
         t->pid = 0;
         t->starttime = 0;
         t->comm[0] = '\0';
@@ -269,24 +402,43 @@ int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why
                 return -EINVAL;
         }
 
-        if (t->cgroup[0] == '\0' && t->pid > 0 && r->cgroup_fd >= 0 && r->memory_v2) {
+        bool foreign = false;
+        if (t->cgroup[0] == '\0' && t->pid > 0 && ((r->cgroup_fd >= 0 && r->memory_v2) || !r->copy)) {
                 ret = cgroup_of_pid(r, t->pid, t->cgroup, sizeof(t->cgroup), why, why_size);
-                if (ret < 0)
+                if (ret == -EREMOTE) {
+                        char rel[PATH_MAX];
+                        snprintf(rel, sizeof(rel), "%s", t->cgroup);
+                        t->cgroup[0] = '\0';
+                        ret = open_foreign_cgroup(t, r, rel, why, why_size);
+                        if (ret < 0)
+                                return ret;
+                        foreign = true;
+                } else if (ret < 0 && (r->cgroup_fd >= 0 && r->memory_v2))
                         return ret;
+                else if (ret < 0 || r->cgroup_fd < 0 || !r->memory_v2)
+                        t->cgroup[0] = '\0';
         }
 
-        if (t->cgroup[0] && r->cgroup_fd >= 0 && r->memory_v2) {
+        if (foreign)
+                t->has_cgroup = true;
+        else if (t->cgroup[0] && r->cgroup_fd >= 0 && r->memory_v2) {
                 ret = open_cgroup(t, r, why, why_size);
                 if (ret < 0)
                         return ret;
                 t->has_cgroup = true;
                 if (t->pid <= 0)
-                        t->pid = server_in_cgroup(r->proc_fd, t->cgroup_fd, 2);
+                        t->pid = server_in_cgroup(r->proc_fd, t->cgroup_fd, 2, false);
+                else if (t->spec.kind == TARGET_UNIT)
+                        t->pid = unit_server(r->proc_fd, t->cgroup_fd, t->pid);
         } else if (t->spec.kind == TARGET_CGROUP) {
                 snprintf(why, why_size, "cgroup %s: %s", t->cgroup,
                          r->cgroup_fd < 0 ? "no cgroup v2 hierarchy" : "the memory controller is not on cgroup v2");
                 return -EOPNOTSUPP;
         }
+        /* A cgroup file system mounted read-only (a container's default): memory.high and
+         * memory.max cannot be written by file. */
+        t->limits_readonly = t->has_cgroup && faccessat(t->cgroup_fd, "memory.high", W_OK, AT_EACCESS) < 0 &&
+                             errno == EROFS;
 
         if (t->pid > 0) {
                 ProcStat st;

@@ -16,9 +16,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_tree import MB, make_cgroup, make_tree, set_current  # noqa: E402
+
 MEMGOV, SRC = sys.argv[1], sys.argv[2]
 DATA = os.path.join(SRC, "tests", "data")
-MB = 1 << 20
 DAEMONS = []
 
 
@@ -29,12 +31,6 @@ def fail(msg):
 
 def ok(msg):
     print(f"daemon-fake-tree: ok: {msg}")
-
-
-def put(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
 
 
 def wait_for(pred, what, timeout=15):
@@ -64,37 +60,9 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def make_cgroup(cg, current):
-    db = os.path.join(cg, "db")
-    stat = open(os.path.join(DATA, "kernel-6.1", "memory.stat")).read()
-    put(os.path.join(db, "memory.stat"), stat)
-    put(os.path.join(db, "memory.high"), "max\n")
-    put(os.path.join(db, "memory.max"), f"{256 * MB}\n")
-    put(os.path.join(db, "memory.events"), "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n")
-    put(os.path.join(db, "memory.pressure"), open(os.path.join(DATA, "kernel-6.1", "memory.pressure")).read())
-    put(os.path.join(db, "cgroup.procs"), "4242\n")
-    set_current(cg, current)
-
-
-def set_current(cg, current):
-    # Written in place, as the kernel updates it (an inotify IN_MODIFY for memory.events).
-    with open(os.path.join(cg, "db", "memory.current"), "w") as f:
-        f.write(f"{current}\n")
-
-
 def run(tmp):
-    cg, proc = os.path.join(tmp, "cg"), os.path.join(tmp, "proc")
-    put(os.path.join(cg, "cgroup.controllers"), "cpuset cpu io memory pids\n")
-    put(os.path.join(proc, "meminfo"), open(os.path.join(DATA, "kernel-6.18", "meminfo")).read())
-    pdir = os.path.join(proc, "4242")
-    put(os.path.join(pdir, "comm"), "mariadbd\n")
-    put(os.path.join(pdir, "stat"), "4242 (mariadbd) S 1 4242 4242 0 -1 4194560 100 0 0 0 12 34 0 0 20 0 39 0 1620 1000 10\n")
-    put(os.path.join(pdir, "status"), "Name:\tmariadbd\nState:\tS (sleeping)\nTgid:\t4242\nPPid:\t1\nTracerPid:\t0\n"
-        "Uid:\t106\t106\t106\t106\nVmRSS:\t  102400 kB\nRssAnon:\t  100000 kB\nThreads:\t39\n")
-    put(os.path.join(pdir, "cgroup"), "0::/db\n")
-    shutil.copy(os.path.join(DATA, "kernel-6.18", "proc-maps.glibc"), os.path.join(pdir, "maps"))
     current = 100 * MB
-    make_cgroup(cg, current)
+    cg, proc = make_tree(DATA, tmp, current)
 
     policy = os.path.join(tmp, "policy.ini")
     shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), policy)
@@ -112,6 +80,27 @@ def run(tmp):
 
     wait_for(lambda: "governing cgroup /db (mariadbd pid 4242)" in logged(), "the daemon to find its target")
     ok("found the target in the fake tree: cgroup /db, mariadbd pid 4242")
+
+    # Least privilege: a dry run on a copy of a cgroup tree needs ptrace access to the server,
+    # the server's descriptors (to find its socket for SQL) and its own memory locked, nothing
+    # else (no CAP_KILL: a dry run signals nobody; no CAP_SYS_RESOURCE: no PSI trigger on a
+    # copy); the bounding set goes too, so that no program it runs gets more back.
+    caps = {}
+    for line in open(f"/proc/{d.pid}/status"):
+        if line.startswith("Cap"):
+            key, val = line.split(":")
+            caps[key] = int(val, 16)
+    want = (1 << 19) | (1 << 14) | (1 << 2)  # CAP_SYS_PTRACE, CAP_IPC_LOCK, CAP_DAC_READ_SEARCH
+    if caps["CapEff"] != want or caps["CapPrm"] != want or caps["CapBnd"] != want or caps["CapInh"] or caps["CapAmb"]:
+        fail(f"capabilities after startup: { {k: hex(v) for k, v in caps.items()} }, expected {hex(want)}")
+    if "capabilities kept: CAP_SYS_PTRACE CAP_IPC_LOCK CAP_DAC_READ_SEARCH\n" not in logged():
+        fail("the kept capabilities are not logged")
+    locked = [line for line in open(f"/proc/{d.pid}/status") if line.startswith("VmLck")]
+    if not locked or int(locked[0].split()[1]) == 0:
+        fail(f"memgov's memory is not locked: {locked}")
+    ok(f"capabilities: effective, permitted and bounding sets reduced to CAP_SYS_PTRACE CAP_IPC_LOCK "
+       f"CAP_DAC_READ_SEARCH; "
+       f"{locked[0].split()[1]} kB locked")
 
     # Grow 4M every 0.2 s (20M/s) from 100M toward the 256M budget: trim comes on the ETA.
     for _ in range(30):
@@ -153,11 +142,34 @@ def run(tmp):
     d.send_signal(signal.SIGHUP)
     wait_for(lambda: "reload: policy" in logged(), "the valid reload")
     ok("SIGHUP: a broken policy is reported and the last good one stays; a valid one is taken")
+    if "dry run over" in logged():
+        fail("a reload ended the dry run asked for on the command line")
+
+    # governor.dry-run follows the file on reload (--dry-run on the command line does not).
+    pol2 = os.path.join(tmp, "policy2.ini")
+    with open(pol2, "w") as f:
+        f.write(open(policy).read() + "\n[governor]\ndry-run = yes\n")
+    os.chmod(pol2, 0o644)
+    log2 = os.path.join(tmp, "memgov2.log")
+    d2 = subprocess.Popen([MEMGOV, "run", "--cgroup-root", cg, "--proc-root", proc, "--cgroup", "/db", "--policy", pol2,
+                           "--socket", "", "--state-dir", ""], stderr=open(log2, "w"))
+    DAEMONS.append(d2)
+    wait_for(lambda: "dry run: nothing will be changed" in open(log2).read(), "the second daemon's dry run")
+    shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), pol2)
+    d2.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload: dry run over: memgov acts from now on" in open(log2).read(), "the end of the dry run")
+    with open(pol2, "a") as f:
+        f.write("\n[governor]\ndry-run = yes\n")
+    d2.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload: dry run from now on" in open(log2).read(), "the dry run again")
+    d2.send_signal(signal.SIGTERM)
+    d2.wait(timeout=5)
+    ok("governor.dry-run follows the policy on reload: on, off, on again")
 
     # The cgroup goes away (the server stopped) and comes back (restarted).
     shutil.rmtree(os.path.join(cg, "db"))
     wait_for(lambda: "the cgroup is gone" in logged() and "waiting for the target" in logged(), "the loss")
-    make_cgroup(cg, 50 * MB)
+    make_cgroup(DATA, cg, 50 * MB)
     wait_for(lambda: logged().count("governing cgroup /db") >= 2, "the target to be found again")
     ok("followed the target: cgroup gone, waited, found again")
 

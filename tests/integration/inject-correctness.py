@@ -65,6 +65,45 @@ def main():
     held.sort()
     print(f"inject-correctness: ok: {len(held)} injections in {ROUNDS} rounds; every thread's results exact; "
           f"epoll_wait never taken; thread held p50 {held[len(held) // 2]} us, max {held[-1]} us")
+    least_privilege()
+
+
+def least_privilege():
+    """A server of another user, a root memgov with CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH only
+    (no CAP_DAC_OVERRIDE: /proc/PID/mem, 0600 and the server's, is not memgov's to open for
+    writing): the trim works. Without CAP_SYS_PTRACE, or without CAP_DAC_READ_SEARCH, it is
+    refused, and says why."""
+    if os.geteuid() != 0:
+        print("inject-correctness: least privilege part skipped: needs root")
+        return
+    t = Target(BINARY, 1500, 250, prefix=["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+    try:
+        only_ptrace = ["setpriv", "--bounding-set=-all,+sys_ptrace,+dac_read_search", "--inh-caps=-all"]
+        r = subprocess.run(only_ptrace + [MEMGOV, "trim", "--pid", str(t.pid), "--method", "ptrace", "--json"],
+                           capture_output=True, text=True)
+        rep = json.loads(r.stdout)
+        if r.returncode != 0 or not rep["ok"] or not rep["completed"]:
+            fail(f"trim with CAP_SYS_PTRACE alone into a server of another user: {rep.get('error')} {r.stderr}")
+        none = ["setpriv", "--bounding-set=-all", "--inh-caps=-all"]
+        r = subprocess.run(none + [MEMGOV, "trim", "--pid", str(t.pid), "--method", "ptrace", "--json"],
+                           capture_output=True, text=True)
+        rep = json.loads(r.stdout) if r.stdout.strip() else {}
+        if r.returncode == 0 or "CAP_SYS_PTRACE" not in (rep.get("error") or r.stderr):
+            fail(f"trim without CAP_SYS_PTRACE was not refused with a reason: {r.returncode} {rep} {r.stderr}")
+        no_dac = ["setpriv", "--bounding-set=-all,+sys_ptrace", "--inh-caps=-all"]
+        r = subprocess.run(no_dac + [MEMGOV, "trim", "--pid", str(t.pid), "--method", "ptrace", "--json"],
+                           capture_output=True, text=True)
+        rep = json.loads(r.stdout) if r.stdout.strip() else {}
+        if r.returncode == 0 or "CAP_DAC_READ_SEARCH" not in (rep.get("error") or r.stderr):
+            fail(f"trim without CAP_DAC_READ_SEARCH was not refused with a reason: {r.returncode} {rep} {r.stderr}")
+        t.feed()
+        code = t.stop()
+    finally:
+        t.kill()
+    if t.failures() or code != 0:
+        fail(f"the target of another user saw wrong results (exit {code})")
+    print("inject-correctness: ok: a server of another user: trimmed with CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH "
+          "only; without either, refused with a reason")
 
 
 if __name__ == "__main__":

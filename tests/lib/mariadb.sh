@@ -7,12 +7,24 @@
 #   mariadb_stop
 # With MARIADB_CGROUP set to a cgroup directory, the server starts inside it (all its memory is
 # charged there). With MARIADB_SUPERVISE=1, a loop starts the server again whenever it exits
-# (as systemd or a kubelet would); MARIADB_PID then follows the pid file.
+# (as systemd or a kubelet would); MARIADB_PID then follows the pid file. With MARIADB_WRAP (an
+# array), the server runs under that command, e.g. tests/lib/container.sh for a container
+# whose run directory is private: the socket is then reached through /proc/PID/root.
 # Needs root (the server runs as the mysql user).
 
-mariadb_sql() {
-        mariadb --no-defaults --protocol=socket -S "$MARIADB_SOCKET" -u root -N -B -e "$1"
+mariadb_client_socket() {
+        if (( ${#MARIADB_WRAP[@]} )); then
+                echo "/proc/$MARIADB_PID/root$MARIADB_SOCKET"
+        else
+                echo "$MARIADB_SOCKET"
+        fi
 }
+
+mariadb_sql() {
+        mariadb --no-defaults --protocol=socket -S "$(mariadb_client_socket)" -u root -N -B -e "$1"
+}
+
+MARIADB_WRAP=()
 
 mariadb_start() {
         MARIADB_DIR=$1
@@ -42,7 +54,7 @@ mariadb_start() {
                 MARIADB_SUPERVISOR=$!
         else
                 ( [[ -n ${MARIADB_CGROUP:-} ]] && echo "$BASHPID" >"$MARIADB_CGROUP/cgroup.procs"
-                  exec mariadbd "${args[@]}" ) &
+                  exec "${MARIADB_WRAP[@]}" mariadbd "${args[@]}" ) &
                 MARIADB_PID=$!
         fi
         local i

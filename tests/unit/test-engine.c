@@ -410,11 +410,55 @@ static void ramp_to_restart(Sim *sim) {
         sim_run(sim, 120 * SEC, SEC);
 }
 
+/* A budget.size below memory.max: the raise starts from memory.max and the restore puts back
+ * exactly what memory.max was, never the (smaller) budget. */
+static void test_max_raise_with_smaller_budget(void **state) {
+        Sim *sim = sim_new(false);
+        sim->p.budget_mode = BUDGET_SIZE;
+        sim->p.budget_size = 8 * GB;
+        sim_policy_changed(sim);
+        set_ws(sim, 8 * GB - 200 * MB); /* 97.5 % of the 8G budget */
+        sim_run(sim, 120 * SEC, SEC);
+        const Decision *m = find(sim, DECISION_SET_MAX, 0);
+        expect(m && m->old_value == BUDGET && m->value == PAGE_DOWN(BUDGET + apply_bp(8 * GB, 500)));
+        unsigned mark = sim->n;
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 2 * GB);
+        sim_tick(sim, SEC);
+        const Decision *back = find(sim, DECISION_SET_MAX, mark);
+        expect(back && back->value == BUDGET);
+        expect(sim->s.memory_max == BUDGET);
+        free(sim);
+}
+
+/* Leaving: memory.high back as found, a raised memory.max restored; nothing in a dry run. */
+static void test_leave(void **state) {
+        Decision d[2];
+        Sim *sim = sim_new(false);
+        sim_tick(sim, SEC);
+        /* The calm memory.high was written from "max". */
+        expect(sim->s.memory_high == CALM);
+        expect(engine_leave(&sim->e, d, 2) == 1 && d[0].kind == DECISION_SET_HIGH && d[0].value == SIZE_UNLIMITED &&
+               strstr(d[0].reason, "as it was found"));
+        ramp_to_restart(sim);
+        expect(sim->e.max_raised);
+        expect(engine_leave(&sim->e, d, 2) == 2 && d[1].kind == DECISION_SET_MAX && d[1].value == BUDGET);
+        free(sim);
+
+        sim = sim_new(true);
+        ramp_to_restart(sim);
+        expect(engine_leave(&sim->e, d, 2) == 0);
+        free(sim);
+}
+
 static void test_restart_and_max_raise(void **state) {
         Sim *sim = sim_new(false);
         ramp_to_restart(sim);
         const Decision *r = find(sim, DECISION_RESTART, 0);
         expect(r && strstr(r->reason, "graceful restart (1 of at most 1 in 24h)"));
+        /* The figures it was decided on travel with it (the hooks' environment). */
+        expect(r->working_set == 9 * GB + 700 * MB && r->budget == BUDGET);
         const Decision *m = find(sim, DECISION_SET_MAX, 0);
         expect(m && m->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)) && m->old_value == BUDGET);
         /* The raise comes before the restart, in the same tick. */
@@ -659,6 +703,8 @@ int main(void) {
                 cmocka_unit_test(test_throttle_planner),
                 cmocka_unit_test(test_foreign_memory_high_adopted),
                 cmocka_unit_test(test_restart_and_max_raise),
+                cmocka_unit_test(test_max_raise_with_smaller_budget),
+                cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_restart_guard_rails),
                 cmocka_unit_test(test_restart_windows_and_emergency),
                 cmocka_unit_test(test_reset_recheck_and_params),

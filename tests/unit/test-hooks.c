@@ -30,6 +30,17 @@ static void test_environment(void **state) {
                                   sizeof(why)),
                          0);
         assert_string_equal(out, "working set 9G = 90% of 10G budget");
+        assert_int_equal(hook_run("/usr/bin/printenv MEMGOV_WORKING_SET", &c, 5 * USEC_PER_SEC, false, out, sizeof(out),
+                                  why, sizeof(why)),
+                         0);
+        assert_string_equal(out, "9");
+        /* Not known: empty, never a sentinel number. */
+        c.budget = SIZE_UNKNOWN;
+        assert_int_equal(hook_run("/usr/bin/printenv MEMGOV_BUDGET", &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why,
+                                  sizeof(why)),
+                         0);
+        assert_string_equal(out, "");
+        c = ctx();
         /* Arguments are words, not shell: no expansion happens. */
         assert_int_equal(hook_run("/bin/echo \"$HOME\" $(id)", &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), 0);
         assert_string_equal(out, "$HOME $(id)");

@@ -232,12 +232,37 @@ static void test_process_target(void **state) {
         assert_int_equal(t.pid, 913);
         target_release(&t);
 
-        /* In another cgroup namespace: said plainly. */
+        /* In another cgroup namespace (a container next to ours in a pod), with neither the host
+         * hierarchy nor the server's own cgroup file system to read: said plainly. */
         put_process(tree, 914, "mariadbd", 1, 2001, "/../db-0");
         TargetSpec ns = { .kind = TARGET_PID, .pid = 914 };
         target_init(&t, &ns);
         assert_int_equal(target_resolve(&t, &roots, NULL, why, sizeof(why)), -EREMOTE);
-        assert_string_contains(why, "outside this cgroup namespace");
+        assert_string_contains(why, "is in another cgroup namespace");
+        assert_string_contains(why, "--cgroup-root");
+
+        /* Through the server's own root: its container mounted the cgroup file system at its
+         * cgroup, which lists the server. */
+        put(tree, "proc/914/root/sys/fs/cgroup/cgroup.procs", "914\n");
+        put(tree, "proc/914/root/sys/fs/cgroup/memory.current", "1\n");
+        assert_int_equal(target_resolve(&t, &roots, NULL, why, sizeof(why)), 0);
+        assert_true(t.has_cgroup);
+        assert_string_equal(t.cgroup, "/../db-0");
+        assert_string_equal(t.cgroup_via, "/proc/914/root/sys/fs/cgroup");
+        assert_string_contains(t.description, "through /proc/914/root/sys/fs/cgroup");
+        target_release(&t);
+
+        /* The host hierarchy mounted here: our own cgroup found by our pid, the server's path
+         * made absolute from it. */
+        char own[64];
+        snprintf(own, sizeof(own), "%d\n", (int) getpid());
+        put(tree, "proc/self/cgroup", "0::/\n");
+        put(tree, "cg/kubepods/pod1/sidecar/cgroup.procs", own);
+        put(tree, "cg/kubepods/pod1/db-0/memory.current", "1\n");
+        assert_int_equal(target_resolve(&t, &roots, NULL, why, sizeof(why)), 0);
+        assert_string_equal(t.cgroup, "/kubepods/pod1/db-0");
+        assert_string_equal(t.cgroup_via, "");
+        target_release(&t);
 
         /* Nothing running. */
         TargetSpec none = { .kind = TARGET_PROCESS };

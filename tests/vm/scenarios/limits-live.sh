@@ -50,3 +50,6 @@ kill "$hog" 2>/dev/null || true
 kill "$governor"; wait "$governor" || true
 grep -h 'memory.high is .* changed by someone else' "$results/memgov.log"
 echo "limits-live: ok: a memory.high set by someone else was adopted, not fought"
+# memgov stopped: the memory.high it leaves is the one someone else set, not a throttle of its own.
+[[ $(cat "$cg/memory.high") == $((200 << 20)) ]] || fail "memgov left memory.high at $(cat "$cg/memory.high")"
+echo "limits-live: ok: on stopping, memory.high is the 200M set by someone else"

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The demo itself, run by memgov demo as root on a cgroup v2 host or in the VM: a MariaDB server
+# from Debian's packages under memory.max, memgov governing it, and two kinds of growth: a heap
+# fragmented by many sessions (what a trim gives back), then sessions piling up memory only
+# closing them frees (what a connection reset gives back).
+# Writes to $MEMGOV_RESULTS: phase (one line: what is happening), status.json (memgov status,
+# every second), memgov.log, trace.csv, metrics.prom, summary.json at the end.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+build=${MEMGOV_BUILD:?}
+out=${MEMGOV_RESULTS:?}
+work=${MEMGOV_DISK:-/var/tmp/memgov-demo}
+# shellcheck source=../../tests/lib/mariadb.sh
+. "$here/tests/lib/mariadb.sh"
+sessions=$here/tests/workloads/sessions.py
+phase() { echo "$*" >"$out/phase.new" && mv "$out/phase.new" "$out/phase"; }
+start=$(date +%s)
+
+phase "starting MariaDB under memory.max 600M"
+cg=${MEMGOV_CGROUP:?}/memgov-demo
+mkdir -p "$cg"
+echo 600M >"$cg/memory.max"
+echo 0 >"$cg/memory.swap.max" 2>/dev/null || true
+MARIADB_CGROUP=$cg mariadb_start "$work/mariadb" --innodb-buffer-pool-size=64M
+mariadb_sql "CREATE USER IF NOT EXISTS app@localhost IDENTIFIED BY 'app'" >/dev/null
+version=$(mariadb_sql "SELECT VERSION()")
+
+phase "starting memgov"
+# The demo's policy, and its metrics as a node_exporter textfile for the summary.
+{ cat "$here/scripts/demo/demo.ini"; printf '[metrics]\ntextfile = %s\n' "$out/metrics.prom"; } >"$out/policy.ini"
+"$build/memgov" run --cgroup "/${cg#/sys/fs/cgroup/}" --policy "$out/policy.ini" \
+        --record "$out/trace.csv" --socket /run/memgov/demo.sock --state-dir "" 2>"$out/memgov.log" &
+governor=$!
+trap 'kill $governor $reporter 2>/dev/null || true; mariadb_stop || true' EXIT
+( while kill -0 "$governor" 2>/dev/null; do
+        "$build/memgov" status --json --socket /run/memgov/demo.sock >"$out/status.json.new" 2>/dev/null &&
+                mv "$out/status.json.new" "$out/status.json"
+        sleep 1
+  done ) &
+reporter=$!
+sleep 2
+
+phase "growth 1: 10 sessions, one every 3 s, fragment the server's heap (memory freed but kept by the allocator)"
+# Each session sets 30 one-megabyte variables in its own thread's malloc arena, frees every other
+# one and stays: half of what it took are holes only a trim gives back.
+set_vars="" unset_vars=""
+for j in $(seq 30); do
+        set_vars+="SET @v$j = REPEAT('m', 1000000 + $j);"
+        (( j % 2 == 0 )) && unset_vars+="SET @v$j = NULL;"
+done
+frag=()
+for _ in $(seq 10); do
+        mariadb_sql "$set_vars $unset_vars SELECT SLEEP(600);" >/dev/null 2>&1 &
+        frag+=($!)
+        sleep 3
+done
+for _ in $(seq 100); do grep -q 'effect *trim freed' "$out/memgov.log" && break; sleep 0.2; done
+sleep 8
+phase "the fragmenting sessions end"
+mariadb_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%SLEEP(600)%' AND ID <> CONNECTION_ID()" |
+        while read -r id; do mariadb_sql "KILL $id" || true; done
+wait "${frag[@]}" 2>/dev/null || true
+sleep 5
+
+phase "growth 2: 3 sessions pile up memory (3M/s each) that only closing them frees"
+python3 "$sessions" "$(mariadb_client_socket)" leaky app app 3 3 90 >"$out/sessions.log" &
+leaky=$!
+for _ in $(seq 450); do
+        grep -q -- '-> reset [0-9]* of' "$out/memgov.log" && break
+        grep -q '^oom_kill [1-9]' "$cg/memory.events" && break
+        kill -0 "$leaky" 2>/dev/null || break
+        sleep 0.2
+done
+kill "$leaky" 2>/dev/null || true
+wait "$leaky" 2>/dev/null || true
+sleep 5
+
+phase "stopping"
+"$build/memgov" status --json --socket /run/memgov/demo.sock >"$out/status.json" 2>/dev/null || true
+kill "$governor"
+wait "$governor" || true
+oom=$(awk '$1 == "oom_kill" { print $2 }' "$cg/memory.events")
+python3 - "$out/summary.json" <<PY
+import json, sys
+json.dump({"server": "MariaDB $version", "memory_max": $(cat "$cg/memory.max"), "oom_kills": $oom,
+           "seconds": $(( $(date +%s) - start ))}, open(sys.argv[1], "w"))
+PY
+phase "done"

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "manager.h"
+#include "metrics-http.h"
+#include "memgov/log.h"
+#include "memgov/metrics.h"
+
+/* The HTTP server runs inside the event loop (libmicrohttpd without a thread of its own, driven
+ * through its epoll descriptor): a scrape reads the manager's state between two ticks, with no
+ * lock and no second thread touching it. */
+
+#define METRICS_BUFFER (64 * 1024)
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+static int render(Manager *m) {
+        MetricsView v = {
+                .instance = m->instance,
+                .version = MEMGOV_VERSION,
+                .dry_run = m->opts.dry_run,
+                .target_present = m->target.resolved && m->target.pid > 0,
+                .sample = m->have_last ? &m->last_sample : NULL,
+                .out = m->have_last ? &m->last : NULL,
+                .counters = &m->metrics,
+                .uptime = now_clock(CLOCK_MONOTONIC) - m->started,
+        };
+        int n = metrics_render(&v, m->metrics_buf, METRICS_BUFFER);
+        if (n < 0)
+                log_warning("the metrics do not fit in %d bytes; the exposition is cut short", METRICS_BUFFER);
+        return n < 0 ? (int) strlen(m->metrics_buf) : n;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, const char *body,
+                             size_t len, const char *allow) {
+        struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *) body, MHD_RESPMEM_MUST_COPY);
+        if (!r)
+                return MHD_NO;
+        MHD_add_response_header(r, "Content-Type", type);
+        if (allow)
+                MHD_add_response_header(r, "Allow", allow);
+        enum MHD_Result ret = MHD_queue_response(c, status, r);
+        MHD_destroy_response(r);
+        return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls) {
+        Manager *m = cls;
+        static const char index_page[] = "memgov: the metrics are at /metrics\n";
+        static const char not_found[] = "not found: the metrics are at /metrics\n";
+        static const char not_allowed[] = "only GET and HEAD are served\n";
+
+        if (!streq(method, MHD_HTTP_METHOD_GET) && !streq(method, MHD_HTTP_METHOD_HEAD))
+                return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", not_allowed, sizeof(not_allowed) - 1,
+                             "GET, HEAD");
+        if (*upload_data_size > 0) {
+                *upload_data_size = 0;
+                return MHD_YES;
+        }
+        if (streq(url, "/metrics")) {
+                int n = render(m);
+                return reply(c, MHD_HTTP_OK, METRICS_CONTENT_TYPE, m->metrics_buf, (size_t) n, NULL);
+        }
+        if (streq(url, "/"))
+                return reply(c, MHD_HTTP_OK, "text/plain", index_page, sizeof(index_page) - 1, NULL);
+        return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1, NULL);
+}
+
+static void arm_http_timer(Manager *m) {
+        MHD_UNSIGNED_LONG_LONG ms;
+        if (MHD_get_timeout(m->httpd, &ms) == MHD_YES) {
+                (void) sd_event_source_set_time_relative(m->http_timer, ms * USEC_PER_MSEC);
+                (void) sd_event_source_set_enabled(m->http_timer, SD_EVENT_ONESHOT);
+        } else
+                (void) sd_event_source_set_enabled(m->http_timer, SD_EVENT_OFF);
+}
+
+static int on_http_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        MHD_run(m->httpd);
+        arm_http_timer(m);
+        return 0;
+}
+
+static int on_http_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        MHD_run(m->httpd);
+        arm_http_timer(m);
+        return 0;
+}
+
+static int listen_socket(const char *address, unsigned port) {
+        union {
+                struct sockaddr sa;
+                struct sockaddr_in in;
+                struct sockaddr_in6 in6;
+        } sa = {};
+        socklen_t len;
+        int family = strchr(address, ':') ? AF_INET6 : AF_INET;
+
+        if (family == AF_INET6) {
+                sa.in6.sin6_family = AF_INET6;
+                sa.in6.sin6_port = htons((uint16_t) port);
+                if (inet_pton(AF_INET6, address, &sa.in6.sin6_addr) != 1)
+                        return -EINVAL;
+                len = sizeof(sa.in6);
+        } else {
+                sa.in.sin_family = AF_INET;
+                sa.in.sin_port = htons((uint16_t) port);
+                if (inet_pton(AF_INET, address, &sa.in.sin_addr) != 1)
+                        return -EINVAL;
+                len = sizeof(sa.in);
+        }
+        int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        int one = 1;
+        (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (family == AF_INET6)
+                (void) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        if (bind(fd, &sa.sa, len) < 0 || listen(fd, 16) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int metrics_http_start(Manager *m) {
+        const Policy *p = &m->policy;
+        char where[96];
+        int r;
+
+        if (!p->metrics_address[0])
+                return 0;
+        snprintf(where, sizeof(where), strchr(p->metrics_address, ':') ? "[%s]:%u" : "%s:%u", p->metrics_address,
+                 p->metrics_port);
+        int fd = listen_socket(p->metrics_address, p->metrics_port);
+        if (fd < 0) {
+                if (fd == -EAFNOSUPPORT || fd == -EPERM)
+                        return log_error_errno(fd, "metrics: cannot listen on %s: %m (under memgov@.service, add the "
+                                               "memgov-network.conf drop-in: see memgov(8))", where);
+                return log_error_errno(fd, "metrics: cannot listen on %s: %m (expected a free port in metrics.listen)",
+                                       where);
+        }
+        unsigned flags = MHD_USE_EPOLL | (strchr(p->metrics_address, ':') ? MHD_USE_IPv6 : 0);
+        m->httpd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, m, MHD_OPTION_LISTEN_SOCKET, fd,
+                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned) 16, MHD_OPTION_CONNECTION_TIMEOUT,
+                                    (unsigned) 10, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 32 * 1024,
+                                    MHD_OPTION_END);
+        if (!m->httpd) {
+                close(fd);
+                return log_error_errno(-EIO, "metrics: cannot start the HTTP server on %s", where);
+        }
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(m->httpd, MHD_DAEMON_INFO_EPOLL_FD);
+        if (!info) {
+                r = log_error_errno(-EIO, "metrics: the HTTP server has no epoll descriptor");
+                goto fail;
+        }
+        if (!m->metrics_buf && !(m->metrics_buf = malloc(METRICS_BUFFER))) {
+                r = log_error_errno(-ENOMEM, "metrics: out of memory");
+                goto fail;
+        }
+        r = sd_event_add_io(m->event, &m->http_io, info->epoll_fd, EPOLLIN, on_http_io, m);
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->http_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_http_timer,
+                                               m);
+        if (r < 0) {
+                log_error_errno(r, "metrics: cannot watch the HTTP server: %m");
+                goto fail;
+        }
+        arm_http_timer(m);
+        snprintf(m->metrics_listening, sizeof(m->metrics_listening), "%s", where);
+        log_info("metrics: serving http://%s/metrics", where);
+        return 0;
+fail:
+        metrics_http_stop(m);
+        return r;
+}
+
+void metrics_http_stop(Manager *m) {
+        m->http_io = sd_event_source_disable_unref(m->http_io);
+        m->http_timer = sd_event_source_disable_unref(m->http_timer);
+        if (m->httpd) {
+                /* The listening socket was ours; libmicrohttpd closes it with the daemon. */
+                MHD_stop_daemon(m->httpd);
+                m->httpd = NULL;
+        }
+        m->metrics_listening[0] = '\0';
+}
+
+int metrics_http_reload(Manager *m, const Policy *old) {
+        if (streq(old->metrics_address, m->policy.metrics_address) && old->metrics_port == m->policy.metrics_port &&
+            (m->httpd != NULL) == (m->policy.metrics_address[0] != '\0'))
+                return 0;
+        metrics_http_stop(m);
+        return metrics_http_start(m);
+}
+
+/* node_exporter reads every *.prom file of its directory: the text is written to a name it
+ * ignores and renamed over the old file, so that it never reads half a file. */
+void metrics_textfile_write(Manager *m) {
+        const char *path = m->policy.metrics_textfile;
+        char tmp[300];
+
+        if (!path[0])
+                return;
+        if (!m->metrics_buf && !(m->metrics_buf = malloc(METRICS_BUFFER))) {
+                log_error_errno(-ENOMEM, "metrics: out of memory");
+                return;
+        }
+        int n = render(m);
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+        int r = fd < 0 ? negative_errno() : 0;
+        if (r == 0 && fchmod(fd, 0644) < 0)
+                r = negative_errno();
+        for (ssize_t done = 0; r == 0 && done < n;) {
+                ssize_t k = write(fd, m->metrics_buf + done, (size_t) (n - done));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        r = k < 0 ? negative_errno() : -EIO;
+                else
+                        done += k;
+        }
+        if (fd >= 0 && close(fd) < 0 && r == 0)
+                r = negative_errno();
+        if (r == 0 && rename(tmp, path) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                (void) unlink(tmp);
+                if (r != m->textfile_error)
+                        log_warning_errno(r, "metrics: cannot write %s: %m", path);
+        } else if (m->textfile_error)
+                log_info("metrics: %s written again", path);
+        m->textfile_error = r;
+}

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* Keeps the capabilities in keep (bit n = capability n) that the process has, drops every
+ * other from the effective, permitted, inheritable, ambient and (when allowed) bounding sets,
+ * and makes programs it runs later not regain them as root. *ret_kept: what it still has. */
+int privileges_drop(uint64_t keep, uint64_t *ret_kept);
+int privileges_effective(uint64_t *ret);

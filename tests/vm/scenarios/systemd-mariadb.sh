@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# memgov@mariadb.service, as installed, governing Debian's own mariadb.service under systemd as
+# PID 1: the server's drop-in (the shipped example) pulls the governor in; the governor runs with
+# its hardening and reports through sd_notify; memory.high goes through SetUnitProperties and is
+# visible in `systemctl show`; the growth is stopped by a graceful restart through RestartUnit
+# before the OOM point; the journal carries the structured fields; `systemctl reload` reloads
+# the policy; the unit's exposure score is measured on the running system.
+#   tests/vm/run-vm.sh --systemd --disk 2G --env MEMGOV_BUILD=build tests/vm/scenarios/systemd-mariadb.sh
+set -euo pipefail
+[[ ${MEMGOV_VM:-} == 1 && ${MEMGOV_VM_MODE:-} == systemd ]] ||
+        { echo "systemd-mariadb: SKIP: runs inside the VM in systemd mode (tests/vm/run-vm.sh --systemd)" >&2; exit 77; }
+here=$(cd "$(dirname "$0")/../.." && pwd)
+src=$(cd "$here/.." && pwd)
+build=${MEMGOV_BUILD:?}
+results=${MEMGOV_RESULTS:?}
+disk=${MEMGOV_DISK:?run with --disk}
+fail() {
+        echo "systemd-mariadb: FAIL: $*" >&2
+        journalctl -b --no-pager -u memgov@mariadb.service | tail -40 >&2 || true
+        exit 1
+}
+ok() { echo "systemd-mariadb: ok: $*"; }
+unit=mariadb.service
+gov=memgov@mariadb.service
+
+# The server: Debian's unit and configuration, its data on the test disk, small buffers.
+mkdir -p "$disk/mysql" /etc/mysql/mariadb.conf.d
+chown mysql:mysql "$disk/mysql"
+cat >/etc/mysql/mariadb.conf.d/99-memgov-test.cnf <<CNF
+[mariadbd]
+datadir = $disk/mysql
+innodb_buffer_pool_size = 16M
+innodb_log_file_size = 16M
+skip-networking
+max_connections = 200
+CNF
+mariadb-install-db --user=mysql --datadir="$disk/mysql" --auth-root-authentication-method=socket --skip-test-db \
+        >"$results/install-db.log" 2>&1 || fail "mariadb-install-db: $(tail -3 "$results/install-db.log")"
+
+# The governor, as meson installs it, but running the binary of this build.
+install -m 0644 "$build/systemd/memgov@.service" /etc/systemd/system/memgov@.service
+mkdir -p /etc/systemd/system/memgov@.service.d
+printf '[Service]\nExecStart=\nExecStart=%s run --unit %%i.service\n' "$build/memgov" \
+        >/etc/systemd/system/memgov@.service.d/build.conf
+# The metrics endpoint needs inet: the shipped drop-in.
+install -m 0644 "$src/systemd/memgov-network.conf" /etc/systemd/system/memgov@.service.d/network.conf
+mkdir -p /etc/memgov
+install -m 0644 "$here/vm/policies/systemd.ini" /etc/memgov/mariadb.ini
+"$build/memgov" check /etc/memgov/mariadb.ini || fail "the policy does not check"
+
+# The server's drop-in: the shipped example with a test-sized MemoryMax, and without Debian's
+# post-start script (table checks that only cost time here).
+mkdir -p /etc/systemd/system/$unit.d
+sed 's/^MemoryMax=.*/MemoryMax=400M/' "$src/systemd/server-memory.conf" >/etc/systemd/system/$unit.d/memgov.conf
+printf '[Service]\nExecStartPost=\n' >/etc/systemd/system/$unit.d/test.conf
+systemctl daemon-reload
+
+systemctl start $unit || fail "mariadb.service did not start: $(journalctl -b --no-pager -u $unit | tail -5)"
+systemctl is-active -q $gov || sleep 2
+systemctl is-active -q $gov || fail "$gov was not pulled in by Wants=memgov@%N.service"
+ok "mariadb.service started and pulled in $gov"
+
+# Type=notify: READY=1 and a STATUS line.
+for _ in $(seq 50); do
+        status=$(systemctl show -P StatusText $gov)
+        [[ $status == *"level "* ]] && break
+        sleep 0.2
+done
+[[ $status == *"level normal"* ]] || fail "StatusText is '$status'"
+ok "sd_notify: StatusText '$status'"
+journalctl -b --no-pager -u $gov | grep -q 'capabilities kept: CAP_SYS_PTRACE CAP_SYS_RESOURCE CAP_IPC_LOCK CAP_DAC_READ_SEARCH$' ||
+        fail "the capabilities kept are not the ones a unit target needs: $(journalctl -b --no-pager -u $gov | grep capab)"
+pid=$(systemctl show -P MainPID $gov)
+grep -q '^CapBnd:.*' /proc/"$pid"/status
+ok "hardened: $(grep -E '^(CapEff|CapBnd|Seccomp|NoNewPrivs):' /proc/"$pid"/status | tr -s '\t\n' '  ')"
+[[ $(awk '/^VmLck/ {print $2}' /proc/"$pid"/status) -gt 0 ]] || fail "memgov's memory is not locked"
+
+score=$(systemd-analyze security $gov 2>/dev/null | awk '/Overall exposure level/ {print $(NF-2)}')
+echo "$score" >"$results/exposure-score"
+python3 -c "import sys; sys.exit(0 if float('$score') <= 2.5 else 1)" || fail "exposure score $score > 2.5"
+ok "systemd-analyze security $gov: exposure $score"
+
+curl_out=$(python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9187/metrics", timeout=5).read().decode())') ||
+        fail "no metrics on 127.0.0.1:9187"
+grep -q '^memgov_target_up{target="mariadb"} 1$' <<<"$curl_out" || fail "metrics: the target is not up"
+ok "metrics served with the network drop-in"
+
+# Growth only a restart stops.
+mariadb --no-defaults -S /run/mysqld/mysqld.sock -u root -e "CREATE USER IF NOT EXISTS leaky@localhost IDENTIFIED BY 'leaky'"
+first=$(systemctl show -P MainPID $unit)
+first_start=$(systemctl show -P ExecMainStartTimestampMonotonic $unit)
+python3 "$here/workloads/sessions.py" /run/mysqld/mysqld.sock leaky leaky leaky 3 2 150 >"$results/leaky.log" &
+leaky=$!
+high_seen=
+for _ in $(seq 900); do
+        h=$(systemctl show -P MemoryHigh $unit)
+        [[ $h != infinity && -z $high_seen ]] && high_seen=$h
+        journalctl -b --no-pager -u $gov | grep -q -- '-> restarted mariadb.service through systemd' && break
+        grep -q '^oom_kill [1-9]' /sys/fs/cgroup/system.slice/$unit/memory.events && break
+        sleep 0.2
+done
+kill "$leaky" 2>/dev/null || true
+journalctl -b --no-pager -u $gov >"$results/memgov.journal"
+journalctl -b --no-pager -u $unit >"$results/mariadb.journal"
+grep -q 'graceful restart done' "$results/memgov.journal" || fail "no restart completed"
+[[ -n $high_seen ]] || fail "MemoryHigh never changed in systemctl show"
+grep -q "set memory.high" "$results/memgov.journal" || fail "no memory.high decision"
+ok "memory.high set through SetUnitProperties: systemctl show -P MemoryHigh $unit gave $high_seen"
+
+grep -q '^oom_kill 0' /sys/fs/cgroup/system.slice/$unit/memory.events || fail "the server was OOM-killed"
+second=$(systemctl show -P MainPID $unit)
+[[ $second != "$first" && $second != 0 ]] || fail "MainPID is $second (was $first)"
+[[ $(systemctl show -P ExecMainStartTimestampMonotonic $unit) != "$first_start" ]] || fail "the unit did not start again"
+grep -q -- '-> restarted mariadb.service through systemd' "$results/memgov.journal" || fail "the restart did not go through systemd"
+grep -q 'Shutdown complete' "$results/mariadb.journal" || fail "no clean shutdown in the server's journal"
+grep -qi 'crash recovery' "$results/mariadb.journal" && fail "the server went through crash recovery"
+ok "restarted through RestartUnit before the OOM point: MainPID $first -> $second, clean shutdown, oom_kill 0"
+
+# memory.max raised for the stop and put back, through systemd.
+sleep 3
+[[ $(systemctl show -P MemoryMax $unit) == $((400 << 20)) ]] || fail "MemoryMax is $(systemctl show -P MemoryMax $unit), not put back"
+grep -q 'set memory.max' "$results/memgov.journal" || fail "memory.max was not raised for the stop"
+ok "memory.max raised for the stop and put back: MemoryMax $(systemctl show -P MemoryMax $unit)"
+
+# The journal's structured fields.
+journalctl -b -o json --no-pager -u $gov MEMGOV_KIND=restart >"$results/restart.json"
+python3 - "$results/restart.json" <<'PY' || fail "the journal lacks the structured fields"
+import json, sys
+entries = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+assert entries, "no entry with MEMGOV_KIND=restart"
+e = entries[0]
+for key in ("MESSAGE_ID", "MEMGOV_LEVEL", "MEMGOV_TARGET", "MEMGOV_WORKING_SET", "MEMGOV_BUDGET", "MEMGOV_DRY_RUN"):
+    assert key in e, f"{key} missing: {sorted(e)}"
+assert e["MEMGOV_TARGET"] == "mariadb.service", e["MEMGOV_TARGET"]
+assert e["MEMGOV_DRY_RUN"] == "0"
+print(f"systemd-mariadb: ok: journal: MESSAGE_ID={e['MESSAGE_ID']} MEMGOV_LEVEL={e['MEMGOV_LEVEL']} "
+      f"MEMGOV_WORKING_SET={e['MEMGOV_WORKING_SET']} MEMGOV_BUDGET={e['MEMGOV_BUDGET']}")
+PY
+
+# systemctl reload: SIGHUP, the policy read again.
+systemctl reload $gov
+for _ in $(seq 50); do
+        journalctl -b --no-pager -u $gov | grep -q 'reload: policy /etc/memgov/mariadb.ini' && break
+        sleep 0.2
+done
+journalctl -b --no-pager -u $gov | grep -q 'reload: policy /etc/memgov/mariadb.ini' || fail "systemctl reload did not reload"
+"$build/memgov" status --socket /run/memgov/mariadb.sock >"$results/status.txt" || fail "memgov status"
+grep -q 'mariadb.service' "$results/status.txt" || fail "status: $(cat "$results/status.txt")"
+ok "systemctl reload read /etc/memgov/mariadb.ini again; memgov status answers on /run/memgov/mariadb.sock"
+
+systemctl stop $unit $gov
+echo "systemd-mariadb: PASS"
