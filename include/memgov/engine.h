@@ -120,6 +120,7 @@ typedef struct Engine {
 
         /* memory.max */
         bool max_raised;
+        bool max_restoring; /* the last memory.max decided is the restore (a failure leaves it raised) */
         uint64_t max_original;
 
         /* restart */

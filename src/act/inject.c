@@ -320,7 +320,12 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 || wait_stop(tid, &status) < 0) {
                 r = negative_errno();
                 snprintf(why, why_size, "cannot stop thread %d: %s", (int) tid, strerror(-r));
-                let_go(tid, 0);
+                /* PTRACE_DETACH works on a stopped thread only: a seized one left running would
+                 * stay ours, and every later trim would find it "already traced". */
+                if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == 0 && wait_stop(tid, &status) == 0)
+                        let_go(tid, WIFSTOPPED(status) && (status >> 16) != PTRACE_EVENT_STOP ? WSTOPSIG(status) : 0);
+                else
+                        let_go(tid, 0);
                 return r;
         }
         phase(q, INJECT_PHASE_INTERRUPTED);

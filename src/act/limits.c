@@ -80,8 +80,8 @@ static int write_cgroupfs(const ActionContext *c, int fd, const char *file, uint
         /* memory.high may block here while the kernel reclaims: we are off the event loop. */
         if (write(fd, text, (size_t) n) != n) {
                 int r = negative_errno();
-                snprintf(ret->detail, sizeof(ret->detail), "writing %s to %s of %s: %s", text, file, c->target->cgroup,
-                         strerror(-r));
+                snprintf(ret->detail, sizeof(ret->detail), "writing %.*s to %s of %s: %s", n - 1, text, file,
+                         c->target->cgroup, strerror(-r));
                 return r;
         }
         return 0;

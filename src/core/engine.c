@@ -375,13 +375,14 @@ static void observe_events(Tick *k) {
                 emit(k, DECISION_EVENT, "the server restarted (pid %d -> %d), not by memgov",
                      (int) e->prev_pid, (int) s->pid);
 
-        if (e->max_raised) {
+        if (e->max_raised && !e->act[ACTION_SET_MAX].spent) {
                 char a[FORMAT_BYTES_MAX];
                 Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s after the restart",
                                    format_bytes(a, e->max_original));
                 if (d)
                         d->value = e->max_original;
                 e->max_raised = false;
+                e->max_restoring = true;
         }
 }
 
@@ -410,10 +411,18 @@ static void observe_failures(Tick *k) {
                         e->high_known = false;
                         backoff = 4 * p->settle;
                         break;
-                default:
-                        e->max_raised = false;
+                default: {
+                        /* A raise that failed left memory.max as it was; a restore that failed
+                         * left it raised: it is put back once the backoff is over. A restore
+                         * decided in this very tick is not the one that failed. */
+                        bool restore_now = false;
+                        for (unsigned i = 0; i < k->out->n_decisions; i++)
+                                restore_now = restore_now || k->out->decisions[i].kind == DECISION_SET_MAX;
+                        if (!restore_now)
+                                e->max_raised = e->max_restoring;
                         backoff = 4 * p->settle;
                         break;
+                }
                 }
                 st->pending = false;
                 st->spent = true;
@@ -544,6 +553,9 @@ static void plan_high(Tick *k) {
 
         e->high_at_floor = false;
         if (!limits_writable(s) || !p->step[LEVEL_THROTTLE].enabled)
+                return;
+        /* A write that failed is not tried again before its backoff is over. */
+        if (e->act[ACTION_SET_HIGH].spent)
                 return;
 
         uint64_t cur = e->high_known ? e->high_set : s->memory_high;
@@ -693,10 +705,10 @@ static void act(Tick *k) {
         if (e->restart_pending)
                 return;
 
-        if (e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) &&
+        if (e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) && !e->act[ACTION_RESTART].spent &&
             cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) && recheck(k, LEVEL_RESTART) && restart_allowed(k)) {
                 const Sample *s = k->s;
-                if (p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED) {
+                if (p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED && !e->max_raised) {
                         /* Raised from what it is, and put back to exactly that: the budget may be
                          * a budget.size below memory.max. */
                         uint64_t raised = page_round(e, s->memory_max + apply_bp(k->budget, p->max_raise));
@@ -709,6 +721,7 @@ static void act(Tick *k) {
                         }
                         e->max_original = s->memory_max;
                         e->max_raised = true;
+                        e->max_restoring = false;
                 }
                 unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
                 Decision *d = emit(k, DECISION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", k->ctx,
@@ -778,7 +791,22 @@ static void restart_timeout(Tick *k) {
                 if (d)
                         d->value = e->max_original;
                 e->max_raised = false;
+                e->max_restoring = true;
         }
+}
+
+/* A restore of memory.max that failed: memory.max is still raised, put it back again. */
+static void retry_max_restore(Tick *k) {
+        Engine *e = k->e;
+        char a[FORMAT_BYTES_MAX];
+
+        if (!e->max_raised || !e->max_restoring || e->restart_pending || e->act[ACTION_SET_MAX].spent)
+                return;
+        Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s (the last restore failed)",
+                           format_bytes(a, e->max_original));
+        if (d)
+                d->value = e->max_original;
+        e->max_raised = false;
 }
 
 static void remember(Engine *e, const Sample *s) {
@@ -810,6 +838,8 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         k.ws = out->ws = sample_working_set(s);
         if (k.ws == SIZE_UNKNOWN) {
                 hold(&k, -1, HOLD_NO_WS, "the sample holds no working set: nothing to decide on");
+                /* The actuators' failures come with this sample only: not lost with its figures. */
+                observe_failures(&k);
                 remember(e, s);
                 return;
         }
@@ -818,6 +848,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                 out->budget = SIZE_UNKNOWN;
                 hold(&k, -1, HOLD_NO_BUDGET,
                      "no budget: the sample has no memory.max and no host RAM (set budget.size, or --budget)");
+                observe_failures(&k);
                 remember(e, s);
                 return;
         }
@@ -839,6 +870,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         observe_failures(&k);
         measure_effects(&k);
         expire_backoffs(&k);
+        retry_max_restore(&k);
         resync_high(&k);
 
         if (!step_available(&k, LEVEL_THROTTLE) && p->step[LEVEL_THROTTLE].enabled &&

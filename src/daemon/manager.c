@@ -458,6 +458,26 @@ static void arm_timer(Manager *m, usec_t delay) {
         sd_event_source_set_enabled(m->timer, SD_EVENT_ONESHOT);
 }
 
+/* A cgroup or process file that cannot be read, the cgroup and the process still there: the
+ * samples go without those figures. Said when it starts and when it is over, not on every sample. */
+static void report_read_errors(Manager *m) {
+        int c = m->sampler.cgroup_error == -ENOENT ? 0 : m->sampler.cgroup_error;
+        int p = m->sampler.process_error == -ESRCH ? 0 : m->sampler.process_error;
+
+        if (c < 0 && c != m->cgroup_error_said)
+                log_warning_errno(c, "cannot read the cgroup of %s: %m; sampling without its cgroup figures "
+                                  "until it can be read", m->target.description);
+        else if (c == 0 && m->cgroup_error_said < 0)
+                log_notice("the cgroup of %s can be read again", m->target.description);
+        if (p < 0 && p != m->process_error_said)
+                log_warning_errno(p, "cannot read the server process of %s: %m; sampling without its process "
+                                  "figures until it can be read", m->target.description);
+        else if (p == 0 && m->process_error_said < 0)
+                log_notice("the server process of %s can be read again", m->target.description);
+        m->cgroup_error_said = c;
+        m->process_error_said = p;
+}
+
 void manager_tick(Manager *m, const char *reason) {
         Sample s;
         EngineOutput out;
@@ -501,8 +521,7 @@ void manager_tick(Manager *m, const char *reason) {
                 arm_timer(m, m->policy.interval);
                 return;
         }
-        if (m->sampler.cgroup_error < 0 && m->sampler.cgroup_error != -ENOENT)
-                log_debug("reading the cgroup of %s: %s", m->target.description, strerror(-m->sampler.cgroup_error));
+        report_read_errors(m);
 
         check_overdue(m, mono);
         action_feedback_apply(&m->feedback, &s);

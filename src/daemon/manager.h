@@ -94,6 +94,7 @@ typedef struct Manager {
         bool locked;   /* mlockall succeeded */
         bool cli_dry_run; /* --dry-run: a reload cannot end it */
         bool readonly_said; /* the read-only cgroup file system was reported */
+        int cgroup_error_said, process_error_said; /* the read errors reported, 0 = none */
         uint64_t caps; /* the capabilities kept after startup */
 } Manager;
 

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
 #include <json-c/json.h>
+#include <malloc.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "manager.h"
+#include "memgov/fileio.h"
 #include "memgov/json-output.h"
 #include "memgov/units.h"
 
@@ -100,6 +106,34 @@ static json_object *actions_json(const Manager *m) {
         return a;
 }
 
+/* memgov's own footprint: it must stay flat under the pressure it manages. */
+static json_object *governor_json(const Manager *m) {
+        json_object *g = json_object_new_object();
+        char buf[4096];
+        uint64_t rss = 0;
+        ssize_t n = read_small_file_at(AT_FDCWD, "/proc/self/statm", buf, sizeof(buf));
+        unsigned long long pages_total, pages_rss;
+        if (n > 0 && sscanf(buf, "%llu %llu", &pages_total, &pages_rss) == 2)
+                rss = (uint64_t) pages_rss * (uint64_t) sysconf(_SC_PAGESIZE);
+        unsigned fds = 0;
+        DIR *d = opendir("/proc/self/fd");
+        if (d) {
+                struct dirent *de;
+                while ((de = readdir(d)))
+                        if (de->d_name[0] != '.')
+                                fds++;
+                closedir(d);
+                fds--; /* the one opendir holds */
+        }
+        struct mallinfo2 mi = mallinfo2();
+        json_object_object_add(g, "pid", json_object_new_int(getpid()));
+        json_object_object_add(g, "rss", json_object_new_uint64(rss));
+        json_object_object_add(g, "heap_in_use", json_object_new_uint64(mi.uordblks + mi.hblkhd));
+        json_object_object_add(g, "open_files", json_object_new_uint64(fds));
+        json_object_object_add(g, "memory_locked", json_object_new_boolean(m->locked));
+        return g;
+}
+
 json_object *manager_status_json(const Manager *m) {
         json_object *o = json_object_new_object(), *hist = json_object_new_array();
         struct timespec ts;
@@ -116,6 +150,7 @@ json_object *manager_status_json(const Manager *m) {
         json_object_object_add(o, "running_s", json_object_new_uint64((now - m->started) / USEC_PER_SEC));
         json_object_object_add(o, "samples", json_object_new_uint64(m->ticks));
         json_object_object_add(o, "psi_triggers", json_object_new_uint64(m->psi_events));
+        json_object_object_add(o, "governor", governor_json(m));
         json_object_object_add(o, "memory_events_notifications", json_object_new_uint64(m->events_notifications));
         json_object_object_add(o, "level", json_object_new_string(level_to_string(m->engine->level)));
 

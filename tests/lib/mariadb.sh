@@ -60,7 +60,12 @@ mariadb_start() {
         local i
         for i in $(seq 300); do
                 [[ ${MARIADB_SUPERVISE:-0} == 1 && -s $MARIADB_DIR/run/mysqld.pid ]] && MARIADB_PID=$(cat "$MARIADB_DIR/run/mysqld.pid")
-                mariadb_sql "SELECT 1" >/dev/null 2>&1 && return 0
+                if mariadb_sql "SELECT 1" >/dev/null 2>&1; then
+                        # Supervised: the server answers; its pid file may lag a moment behind.
+                        while [[ ${MARIADB_SUPERVISE:-0} == 1 && ! -s $MARIADB_DIR/run/mysqld.pid ]]; do sleep 0.1; done
+                        [[ ${MARIADB_SUPERVISE:-0} == 1 ]] && MARIADB_PID=$(cat "$MARIADB_DIR/run/mysqld.pid")
+                        return 0
+                fi
                 [[ -z ${MARIADB_PID:-} ]] || kill -0 "$MARIADB_PID" 2>/dev/null || [[ ${MARIADB_SUPERVISE:-0} == 1 ]] || break
                 sleep 0.1
         done

@@ -143,7 +143,14 @@ squote() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 # Host directories under /tmp or /run the script needs: the guest mounts a
 # fresh tmpfs there, so init binds these through from the host view.
 keep=
-for d in "$here" "$(dirname "$script")" "$PWD"; do
+env_dirs=()
+for e in "${extra_env[@]}"; do
+    v=${e#*=}
+    [[ $v == /* ]] && env_dirs+=("$v")
+done
+# The whole source tree (the harness is in it), the script's directory, the working
+# directory, and the paths given in --env variables (a build directory).
+for d in "$(cd "$here/../.." && pwd)" "$(dirname "$script")" "$PWD" "${env_dirs[@]}"; do
     case "$d/" in
         /tmp/*|/run/*) keep+="$d"$'\n' ;;
     esac

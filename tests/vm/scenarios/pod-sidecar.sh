@@ -80,12 +80,14 @@ ok "read-only cgroup said once, no throttling; trim injected and sessions reset 
         --socket /run/memgov/pod2.sock --state-dir "" ) 2>"$results/pod2.memgov.log" &
 governor=$!
 for _ in $(seq 100); do grep -q -- '-> memory.high of' "$results/pod2.memgov.log" && break; sleep 0.2; done
+high_set=$(cat "$pod/db/memory.high")
 kill "$governor"; wait "$governor" || true
 grep -q "governing mariadbd pid $MARIADB_PID (${pod#/sys/fs/cgroup}/db)" "$results/pod2.memgov.log" ||
         fail "with the host hierarchy, the cgroup was not found by its path: $(head -5 "$results/pod2.memgov.log")"
 grep -q 'read-only' "$results/pod2.memgov.log" && fail "the writable hierarchy was taken for read-only"
 grep -q -- '-> memory.high of .* is now' "$results/pod2.memgov.log" || fail "memory.high was not set: $(cat "$results/pod2.memgov.log")"
-[[ $(cat "$pod/db/memory.high") != max ]] || fail "memory.high is still max in the cgroup"
-ok "host hierarchy at /host/cgroup: cgroup ${pod#/sys/fs/cgroup}/db found, memory.high set to $(cat "$pod/db/memory.high")"
+[[ $high_set != max ]] || fail "memory.high was still max in the cgroup while memgov ran"
+[[ $(cat "$pod/db/memory.high") == max ]] || fail "memgov stopped and left memory.high at $(cat "$pod/db/memory.high")"
+ok "host hierarchy at /host/cgroup: cgroup ${pod#/sys/fs/cgroup}/db found, memory.high set to $high_set, put back to max on stopping"
 mariadb_stop
 echo "pod-sidecar: PASS"
