@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Installs what is missing, builds memgov, and runs the whole test suite: unit tests, replay
-# golden files, the same under AddressSanitizer and UndefinedBehaviorSanitizer, and the tests
-# on a real cgroup v2 kernel in a VM. Exit status 0 only when everything passed.
+# golden files, the daemon on fake trees, injection into live processes, a real MariaDB, the
+# tests on a real cgroup v2 kernel in a VM, the container build, then the same host tests under
+# AddressSanitizer and UndefinedBehaviorSanitizer, and a short run of every fuzz target.
+# Exit status 0 only when everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,11 +13,15 @@ cd "$(dirname "$0")/.."
 echo "== build"
 ./scripts/build.sh build
 echo "== tests"
-meson test -C build --print-errorlogs --num-processes 2
+# The fault tests run once, under the sanitizers below, where a leak or an overflow shows.
+meson test -C build --print-errorlogs --num-processes 2 --no-suite faults
 
 echo "== tests under ASan and UBSan"
 ./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite replay --suite integration --suite inject
+        meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite replay --suite integration --suite inject --suite faults
+
+echo "== fuzzing: every target for a few seconds (scripts/fuzz.sh; longer runs in docs/fuzzing.md)"
+./scripts/fuzz.sh --seconds 5
 
 echo "== all tests passed"

@@ -98,7 +98,9 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
                 return -EOPNOTSUPP;
         }
         /* Open it for writing even in a dry run: a permission problem shows now, not on the day. */
-        _cleanup_close_ int fd = openat(t->cgroup_fd, file, O_WRONLY | O_CLOEXEC);
+        /* O_TRUNC when writing, as a shell's '>' does: nothing to cgroupfs, a whole value in a
+         * copied tree (where a dry run must leave the file as it is). */
+        _cleanup_close_ int fd = openat(t->cgroup_fd, file, O_WRONLY | O_CLOEXEC | (c->dry_run ? 0 : O_TRUNC));
         if (fd < 0 && !unit) {
                 r = negative_errno();
                 snprintf(ret->detail, sizeof(ret->detail), "cannot open %s of %s for writing: %s%s", file, t->cgroup,

@@ -4,6 +4,8 @@
 from real captures in tests/data."""
 import os
 import shutil
+import sys
+import time
 
 MB = 1 << 20
 PID = 4242
@@ -55,3 +57,25 @@ def make_tree(data, tmp, current):
     shutil.copy(os.path.join(data, "kernel-6.18", "proc-maps.glibc"), os.path.join(pdir, "maps"))
     make_cgroup(data, cg, current)
     return cg, proc
+
+
+class Checks:
+    """fail/ok/wait_for for a test script named name: a failure says what and exits 1."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def fail(self, msg):
+        print(f"{self.name}: FAIL: {msg}", file=sys.stderr)
+        sys.exit(1)
+
+    def ok(self, msg):
+        print(f"{self.name}: ok: {msg}")
+
+    def wait_for(self, pred, what, timeout=15):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if pred():
+                return
+            time.sleep(0.1)
+        self.fail(f"timed out waiting for {what}")

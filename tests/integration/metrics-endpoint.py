@@ -20,29 +20,15 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import exposition  # noqa: E402
-from fake_tree import MB, PID, inactive_file, make_tree, set_current  # noqa: E402
+from fake_tree import Checks, MB, PID, inactive_file, make_tree, set_current  # noqa: E402
 
 MEMGOV, SRC = sys.argv[1], sys.argv[2]
 DATA = os.path.join(SRC, "tests", "data")
 DAEMONS = []
 
 
-def fail(msg):
-    print(f"metrics-endpoint: FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def ok(msg):
-    print(f"metrics-endpoint: ok: {msg}")
-
-
-def wait_for(pred, what, timeout=15):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return
-        time.sleep(0.1)
-    fail(f"timed out waiting for {what}")
+CHECKS = Checks("metrics-endpoint")
+fail, ok, wait_for = CHECKS.fail, CHECKS.ok, CHECKS.wait_for
 
 
 def free_port():
