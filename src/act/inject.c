@@ -266,6 +266,19 @@ static int check_stub(pid_t pid, uint64_t addr, bool *ret_present, char *why, si
         return 0;
 }
 
+/* Before the thread is stopped, when /proc/PID/mem may be opened for writing (a server of the
+ * same user, or one that changed its user and is no longer dumpable): the hold stays shortest.
+ * Otherwise poke_stub() does it while the thread is held. */
+static bool write_stub_early(pid_t pid, uint64_t addr) {
+        size_t size;
+        const uint8_t *stub = inject_stub(&size);
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int) pid);
+        _cleanup_close_ int mem = open(path, O_WRONLY | O_CLOEXEC);
+        return mem >= 0 && pwrite(mem, stub, size, (off_t) addr) == (ssize_t) size;
+}
+
 /* Writes the stub into libc's read-only executable segment: only ptrace's forced writes can,
  * one word at a time, while tid is stopped by us. The segment's tail past the stub is zeros,
  * and stays so. */
@@ -308,6 +321,8 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         r = check_stub(q->pid, q->stub_addr, &stub_present, why, why_size);
         if (r < 0)
                 return r;
+        if (!stub_present)
+                stub_present = write_stub_early(q->pid, q->stub_addr);
 
         /* No PTRACE_O_EXITKILL, ever: if we die, the thread must go on. */
         if (ptrace(PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0) {

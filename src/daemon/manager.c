@@ -212,11 +212,30 @@ static int watch_process(Manager *m) {
         return 0;
 }
 
-static void attach_target(Manager *m) {
-        detach_target(m);
-        if (m->target.has_cgroup && !m->opts.record_only) {
-                (void) arm_psi(m);
-                (void) watch_events(m);
+/* Watches the target: its cgroup's PSI trigger and memory.events, its server's pidfd. The same
+ * cgroup found again (its server is looked for at every sample while there is none) keeps its
+ * watches: a trigger armed again would start a new window and fire late. */
+static void attach_target(Manager *m, bool rearm) {
+        struct stat st;
+        bool same = !rearm && m->target.has_cgroup && (m->psi_fd >= 0 || m->inotify_fd >= 0) &&
+                    fstat(m->target.cgroup_fd, &st) == 0 && st.st_ino == m->watched_ino && st.st_dev == m->watched_dev;
+        if (same) {
+                m->pidfd_source = sd_event_source_disable_unref(m->pidfd_source);
+                if (m->pidfd >= 0)
+                        close(m->pidfd);
+                m->pidfd = -1;
+        } else {
+                detach_target(m);
+                m->watched_ino = 0;
+                m->watched_dev = 0;
+                if (m->target.has_cgroup && !m->opts.record_only) {
+                        (void) arm_psi(m);
+                        (void) watch_events(m);
+                        if (fstat(m->target.cgroup_fd, &st) == 0) {
+                                m->watched_ino = st.st_ino;
+                                m->watched_dev = st.st_dev;
+                        }
+                }
         }
         if (m->target.pid > 0 && !m->opts.roots.proc_root)
                 (void) watch_process(m);
@@ -260,7 +279,7 @@ static bool resolve(Manager *m) {
                            m->target.cgroup_via[0] ? m->target.cgroup_via : m->roots.cgroup_path);
                 m->readonly_said = true;
         }
-        attach_target(m);
+        attach_target(m, false);
         return true;
 }
 
@@ -650,7 +669,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 snprintf(m->policy_origin, sizeof(m->policy_origin), "%s", origin);
                 log_notice("reload: policy %s in use", origin);
                 if (psi_changed && m->target.resolved)
-                        attach_target(m);
+                        attach_target(m, true);
         }
         free(p);
         sd_notify(false, "READY=1");

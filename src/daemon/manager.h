@@ -65,6 +65,8 @@ typedef struct Manager {
 
         sd_event_source *timer, *psi_source, *events_source, *pidfd_source, *control_source, *worker_source;
         int psi_fd, inotify_fd, pidfd, control_fd;
+        ino_t watched_ino; /* the cgroup whose PSI trigger and memory.events are watched */
+        dev_t watched_dev;
         char instance[128];
         char socket_path[256];
         char state_path[512];
