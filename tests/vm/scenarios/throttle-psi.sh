@@ -31,10 +31,14 @@ wait "$governor" || true
 
 echo "memory.events:"; cat "$cg/memory.events"
 echo "memory.pressure:"; cat "$cg/memory.pressure"
-python3 - "$results/status.json" "$cg" <<'PY'
+python3 - "$results/status.json" "$cg" "$results/memgov.log" <<'PY'
 import json, sys
 st = json.load(open(sys.argv[1]))
 cg = sys.argv[2]
+# memgov started on an empty cgroup and looked for its process at every sample until the
+# workload came: the cgroup stayed the same, and so did its trigger (armed again, a trigger
+# starts a new window and fires late).
+armed = sum(1 for line in open(sys.argv[3]) if "PSI trigger" in line and "armed" in line)
 events = dict(l.split() for l in open(cg + "/memory.events"))
 some_total = int(open(cg + "/memory.pressure").readline().split("total=")[1])
 checks = [
@@ -44,6 +48,7 @@ checks = [
     (st["memory_events_notifications"] > 0,
      f"memory.events notifications woke the governor {st['memory_events_notifications']} times"),
     (st["sample"]["events"]["high"] > 0, f"the governor read memory.events high = {st['sample']['events']['high']}"),
+    (armed == 1, f"the PSI trigger was armed {armed} time(s), once for the one cgroup"),
 ]
 bad = [m for ok, m in checks if not ok]
 for ok, m in checks:
