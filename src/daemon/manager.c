@@ -587,15 +587,15 @@ static int on_stop(sd_event_source *s, uint64_t usec, void *userdata) {
 
 /* ---- signals ---- */
 
+/* memgov record and the status snapshot decide nothing and arm no trigger: they only read. */
 static PrivilegeNeeds privilege_needs(const Manager *m) {
         return (PrivilegeNeeds) {
-                .dry_run = m->opts.dry_run,
+                .dry_run = m->opts.dry_run || m->opts.record_only,
                 .unit = m->opts.target.kind == TARGET_UNIT,
-                .psi = m->roots.memory_v2 && !m->roots.copy,
+                .psi = m->roots.memory_v2 && !m->roots.copy && !m->opts.record_only,
                 .locked = m->locked,
         };
 }
-
 
 static void policy_problem(void *userdata, const char *message) {
         log_error("%s", message);
@@ -708,7 +708,8 @@ static int drop_privileges(Manager *m) {
                 return r;
         m->caps = kept;
         privileges_to_string(kept, text, sizeof(text));
-        log_info("capabilities kept: %s", text);
+        if (!m->opts.quiet)
+                log_info("capabilities kept: %s", text);
         /* CAP_SYS_RESOURCE and CAP_IPC_LOCK make memgov better, not able: without them a PSI
          * trigger needs a 2 s window and the memory lock its RLIMIT_MEMLOCK, said where they fail. */
         uint64_t missing = keep & ~kept & ~((UINT64_C(1) << CAP_SYS_RESOURCE) | (UINT64_C(1) << CAP_IPC_LOCK));

@@ -127,8 +127,18 @@ MARIADB_FRAG_PIDS=()
 mariadb_unfragment() {
         mariadb_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'" |
                 while read -r id; do mariadb_sql "KILL $id" || true; done
-        # Never a bare wait: it would wait for the server too.
-        if (( ${#MARIADB_FRAG_PIDS[@]} )); then wait "${MARIADB_FRAG_PIDS[@]}" 2>/dev/null || true; fi
+        # Never a bare wait: it would wait for the server too. A client whose session did not end
+        # within 30 s is ended, so that a test never hangs here.
+        local i p
+        for i in $(seq 300); do
+                for p in "${MARIADB_FRAG_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && break; p=; done
+                [[ -z ${p:-} ]] && break
+                sleep 0.1
+        done
+        if (( ${#MARIADB_FRAG_PIDS[@]} )); then
+                kill "${MARIADB_FRAG_PIDS[@]}" 2>/dev/null || true
+                wait "${MARIADB_FRAG_PIDS[@]}" 2>/dev/null || true
+        fi
         MARIADB_FRAG_PIDS=()
 }
 
