@@ -43,6 +43,15 @@ static int split_colon_line(Span line, Span *ret_key, Span *ret_value) {
         return 0;
 }
 
+/* Splits "7f3a1c000000-7f3a1c021000" (sep '-') or "fe:01" (sep ':') into two hex numbers. */
+static int span_to_x64_pair(Span s, char sep, uint64_t *ret_a, uint64_t *ret_b) {
+        const char *at = memchr(s.p, sep, s.n);
+        if (!at || span_to_x64((Span) { s.p, (size_t) (at - s.p) }, ret_a) < 0 ||
+            span_to_x64((Span) { at + 1, (size_t) (s.p + s.n - at - 1) }, ret_b) < 0)
+                return -EBADMSG;
+        return 0;
+}
+
 enum {
         STATUS_NAME = 1 << 0,
         STATUS_STATE = 1 << 1,
@@ -356,16 +365,9 @@ int parse_proc_maps(const char *buf, size_t len, ProcMaps *ret) {
                     !span_next_field(&rest, " ", &ino))
                         return -EBADMSG;
 
-                const char *dash = memchr(range.p, '-', range.n);
-                const char *colon = memchr(dev.p, ':', dev.n);
-                if (!dash || !colon || perms.n != 4)
-                        return -EBADMSG;
-                if (span_to_x64((Span) { range.p, (size_t) (dash - range.p) }, &start) < 0 ||
-                    span_to_x64((Span) { dash + 1, (size_t) (range.p + range.n - dash - 1) }, &end) < 0 ||
-                    span_to_x64(off, &offset) < 0 ||
-                    span_to_x64((Span) { dev.p, (size_t) (colon - dev.p) }, &maj) < 0 ||
-                    span_to_x64((Span) { colon + 1, (size_t) (dev.p + dev.n - colon - 1) }, &min) < 0 ||
-                    span_to_u64(ino, &inode) < 0 || end < start || maj > UINT32_MAX || min > UINT32_MAX)
+                if (perms.n != 4 || span_to_x64_pair(range, '-', &start, &end) < 0 || span_to_x64(off, &offset) < 0 ||
+                    span_to_x64_pair(dev, ':', &maj, &min) < 0 || span_to_u64(ino, &inode) < 0 || end < start ||
+                    maj > UINT32_MAX || min > UINT32_MAX)
                         return -EBADMSG;
 
                 Span path = span_strip(rest);
@@ -509,11 +511,8 @@ int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_sta
                 /* Blank lines are skipped, as parse_proc_maps() skips them. */
                 if (line.n == 0)
                         continue;
-                if (!span_next_field(&line, " ", &range) || !span_next_field(&line, " ", &perms) || perms.n != 4)
-                        return -EBADMSG;
-                const char *dash = memchr(range.p, '-', range.n);
-                if (!dash || span_to_x64((Span) { range.p, (size_t) (dash - range.p) }, &start) < 0 ||
-                    span_to_x64((Span) { dash + 1, (size_t) (range.p + range.n - dash - 1) }, &end) < 0)
+                if (!span_next_field(&line, " ", &range) || !span_next_field(&line, " ", &perms) || perms.n != 4 ||
+                    span_to_x64_pair(range, '-', &start, &end) < 0)
                         return -EBADMSG;
                 if (addr >= start && addr < end) {
                         *ret_start = start;
