@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../daemon/manager.h"
 #include "cli.h"
 #include "memgov/policy-file.h"
 #include "memgov/units.h"
@@ -85,4 +86,18 @@ int target_args_parse(TargetArgs *t, int c, const char *arg, const char *verb) {
         }
         snprintf(t->spec.value, sizeof(t->spec.value), "%s", arg ? arg : "");
         return 1;
+}
+
+int cli_run_manager(ManagerOptions *o, const TargetArgs *t) {
+        Manager *m = NULL;
+        int r;
+
+        o->target = t->spec;
+        o->roots = t->roots;
+        r = manager_new(o, &m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        r = manager_run(m);
+        manager_free(m);
+        return r < 0 ? EXIT_FAILURE : 0;
 }

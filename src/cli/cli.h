@@ -92,6 +92,10 @@ void target_args_init(TargetArgs *t);
 /* Handles one getopt result; 1 if it was a target option, 0 if not, -1 on a bad value. */
 int target_args_parse(TargetArgs *t, int c, const char *arg, const char *verb);
 
+/* memgov run and memgov record: the daemon on the parsed target, until it stops; the exit code. */
+struct ManagerOptions;
+int cli_run_manager(struct ManagerOptions *o, const TargetArgs *t);
+
 int cmd_run(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_status(int argc, char **argv);

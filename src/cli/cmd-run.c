@@ -104,14 +104,5 @@ int cmd_run(int argc, char **argv) {
                 usage_hint("run");
                 return EXIT_USAGE;
         }
-        o.target = t.spec;
-        o.roots = t.roots;
-
-        Manager *m = NULL;
-        r = manager_new(&o, &m);
-        if (r < 0)
-                return EXIT_FAILURE;
-        r = manager_run(m);
-        manager_free(m);
-        return r < 0 ? EXIT_FAILURE : 0;
+        return cli_run_manager(&o, &t);
 }
