@@ -425,6 +425,17 @@ static void grid_line(const Render *r, double x0, double y0, double x1, double y
         cairo_stroke(r->cr);
 }
 
+/* A vertical axis's title, turned a quarter, centred on y at the left edge. */
+static void draw_axis_title(cairo_t *cr, double y, const char *title) {
+        cairo_save(cr);
+        font(cr, 12, false);
+        cairo_translate(cr, 16, y);
+        cairo_rotate(cr, -M_PI / 2);
+        set_rgb(cr, RGB_TEXT);
+        text_at(cr, 0, 0, title, 0.5);
+        cairo_restore(cr);
+}
+
 static void draw_memory_axis(const Render *r) {
         cairo_t *cr = r->cr;
         char buf[32];
@@ -438,14 +449,7 @@ static void draw_memory_axis(const Render *r) {
                 set_rgb(cr, RGB_TEXT);
                 text_at(cr, r->left - 6, y + 4, buf, 1);
         }
-        /* The axis title, turned a quarter. */
-        cairo_save(cr);
-        font(cr, 12, false);
-        cairo_translate(cr, 16, (r->main_top + r->main_bottom) / 2);
-        cairo_rotate(cr, -M_PI / 2);
-        set_rgb(cr, RGB_TEXT);
-        text_at(cr, 0, 0, "memory", 0.5);
-        cairo_restore(cr);
+        draw_axis_title(cr, (r->main_top + r->main_bottom) / 2, "memory");
 }
 
 static void draw_eta_axis(const Render *r) {
@@ -471,13 +475,7 @@ static void draw_eta_axis(const Render *r) {
                 set_rgb(cr, RGB_TEXT);
                 text_at(cr, r->left - 6, y + 4, format_timespan(buf, ticks[i]), 1);
         }
-        cairo_save(cr);
-        font(cr, 12, false);
-        cairo_translate(cr, 16, (r->eta_top + r->eta_bottom) / 2);
-        cairo_rotate(cr, -M_PI / 2);
-        set_rgb(cr, RGB_TEXT);
-        text_at(cr, 0, 0, "time left", 0.5);
-        cairo_restore(cr);
+        draw_axis_title(cr, (r->eta_top + r->eta_bottom) / 2, "time left");
 }
 
 /* The local wall clock at t, in microseconds since the epoch. */
