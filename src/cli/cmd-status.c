@@ -29,8 +29,6 @@ static void help(void) {
                "\n" TARGET_OPTIONS_HELP);
 }
 
-#define RUN_DIR "/run/memgov"
-
 static int fetch(const char *path, json_object **ret) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -86,7 +84,7 @@ int status_reply_parse(const char *buf, json_object **ret, char *error, size_t e
 
 /* The only socket in /run/memgov, if there is exactly one. */
 static int only_socket(char *buf, size_t size) {
-        DIR *d = opendir(RUN_DIR);
+        DIR *d = opendir(MEMGOV_RUN_DIR);
         struct dirent *de;
         unsigned n = 0;
 
@@ -97,7 +95,7 @@ static int only_socket(char *buf, size_t size) {
                 if (l < 6 || !streq(de->d_name + l - 5, ".sock"))
                         continue;
                 if (n++ == 0)
-                        snprintf(buf, size, RUN_DIR "/%s", de->d_name);
+                        snprintf(buf, size, MEMGOV_RUN_DIR "/%s", de->d_name);
         }
         closedir(d);
         return n == 1 ? 0 : n == 0 ? -ENOENT : -ENOTUNIQ;
@@ -314,15 +312,13 @@ int cmd_status(int argc, char **argv) {
 
         if (!socket_path) {
                 if (t.given) {
-                        char inst[128];
-                        target_instance_name(&t.spec, inst, sizeof(inst));
-                        snprintf(path, sizeof(path), RUN_DIR "/%s.sock", inst);
+                        control_socket_path(&t.spec, path, sizeof(path));
                         socket_path = path;
                 } else if ((r = only_socket(path, sizeof(path))) == 0)
                         socket_path = path;
                 else if (r == -ENOTUNIQ) {
                         fprintf(stderr, "memgov status: several memgov daemons run (see %s): name the target, or "
-                                        "--socket\n", RUN_DIR);
+                                        "--socket\n", MEMGOV_RUN_DIR);
                         return EXIT_USAGE;
                 }
         }

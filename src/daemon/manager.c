@@ -86,6 +86,12 @@ void target_instance_name(const TargetSpec *t, char *buf, size_t size) {
                 snprintf(buf, size, "memgov");
 }
 
+void control_socket_path(const TargetSpec *t, char *buf, size_t size) {
+        char inst[128];
+        target_instance_name(t, inst, sizeof(inst));
+        snprintf(buf, size, MEMGOV_RUN_DIR "/%s.sock", inst);
+}
+
 /* ---- target event sources: PSI trigger, memory.events, process exit ---- */
 
 static int on_psi(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -833,7 +839,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 if (o->socket_path)
                         snprintf(m->socket_path, sizeof(m->socket_path), "%s", o->socket_path);
                 else
-                        snprintf(m->socket_path, sizeof(m->socket_path), "/run/memgov/%s.sock", m->instance);
+                        control_socket_path(&o->target, m->socket_path, sizeof(m->socket_path));
                 r = control_listen(m);
                 if (r < 0)
                         goto fail;

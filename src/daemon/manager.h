@@ -116,3 +116,7 @@ usec_t now_clock(clockid_t c);
 
 /* "mariadb.service" -> "mariadb", cgroup "/system.slice/x" -> "cgroup-system.slice-x": a file name. */
 void target_instance_name(const TargetSpec *t, char *buf, size_t size);
+
+/* Where the daemons' control sockets are, and the one of a target: RUN_DIR/<instance>.sock. */
+#define MEMGOV_RUN_DIR "/run/memgov"
+void control_socket_path(const TargetSpec *t, char *buf, size_t size);
