@@ -6,13 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memgov/clock.h"
 #include "memgov/action-worker.h"
-
-static usec_t now_mono(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-}
 
 static void *worker_main(void *arg) {
         ActionWorker *w = arg;
@@ -27,7 +22,7 @@ static void *worker_main(void *arg) {
                 w->head = (w->head + 1) % ACTION_QUEUE;
                 w->n--;
                 w->busy = true;
-                w->running->started = now_mono();
+                w->running->started = now_clock(CLOCK_MONOTONIC);
                 pthread_mutex_unlock(&w->lock);
 
                 ActionJob *j = w->running;
@@ -37,7 +32,7 @@ static void *worker_main(void *arg) {
                         close(j->target.cgroup_fd);
                         j->target.cgroup_fd = -1;
                 }
-                j->finished = now_mono();
+                j->finished = now_clock(CLOCK_MONOTONIC);
 
                 pthread_mutex_lock(&w->lock);
                 if (w->done_n < ACTION_QUEUE)
@@ -119,7 +114,7 @@ static bool is_limit(DecisionKind k) {
 int action_worker_submit(ActionWorker *w, ActionJob *job) {
         pthread_mutex_lock(&w->lock);
         job->id = w->next_id++;
-        job->submitted = now_mono();
+        job->submitted = now_clock(CLOCK_MONOTONIC);
         job->result = (ActionResult) {};
         if (is_limit(job->decision.kind))
                 for (unsigned i = 0; i < w->n; i++) {

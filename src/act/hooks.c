@@ -14,14 +14,9 @@
 #include <unistd.h>
 
 #include "hooks.h"
+#include "memgov/clock.h"
 #include "memgov/argv.h"
 #include "memgov/fileio.h"
-
-static usec_t now_mono(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-}
 
 static int pidfd_open(pid_t pid) {
         return (int) syscall(SYS_pidfd_open, pid, 0);
@@ -115,10 +110,10 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
 
         char buf[4096];
         size_t len = 0;
-        usec_t deadline = now_mono() + timeout;
+        usec_t deadline = now_clock(CLOCK_MONOTONIC) + timeout;
         bool timed_out = false;
         for (;;) {
-                usec_t now = now_mono();
+                usec_t now = now_clock(CLOCK_MONOTONIC);
                 if (now >= deadline) {
                         timed_out = true;
                         break;
@@ -146,7 +141,7 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
                 (void) pidfd_send_signal(pidfd, SIGTERM);
                 if (!wait_exit(pidfd, 5 * USEC_PER_SEC))
                         (void) pidfd_send_signal(pidfd, SIGKILL);
-        } else if (pidfd >= 0 && !wait_exit(pidfd, deadline > now_mono() ? deadline - now_mono() : 0)) {
+        } else if (pidfd >= 0 && !wait_exit(pidfd, deadline > now_clock(CLOCK_MONOTONIC) ? deadline - now_clock(CLOCK_MONOTONIC) : 0)) {
                 timed_out = true;
                 (void) pidfd_send_signal(pidfd, SIGTERM);
                 if (!wait_exit(pidfd, 5 * USEC_PER_SEC))

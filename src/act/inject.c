@@ -16,6 +16,7 @@
 
 #include "inject-layout.h"
 #include "inject.h"
+#include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/parse-proc.h"
 
@@ -31,12 +32,6 @@ extern const uint8_t memgov_inject_stub_start[], memgov_inject_stub_end[];
 #define STACK_ROOM_NEEDED (64U << 10) /* below the block, for the call itself */
 #define STRINGS_SIZE 256
 #define FUTEX_CMD_MASK 0x7f
-
-static usec_t now_mono(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-}
 
 const uint8_t *inject_stub(size_t *ret_size) {
         *ret_size = (size_t) (memgov_inject_stub_end - memgov_inject_stub_start);
@@ -331,7 +326,7 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
                 return r;
         }
         phase(q, INJECT_PHASE_SEIZED);
-        usec_t t0 = now_mono();
+        usec_t t0 = now_clock(CLOCK_MONOTONIC);
         if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 || wait_stop(tid, &status) < 0) {
                 r = negative_errno();
                 snprintf(why, why_size, "cannot stop thread %d: %s", (int) tid, strerror(-r));
@@ -433,7 +428,7 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         }
         /* Without a mailbox, the stub reports into its own block (good while the thread blocks
          * again in its system call, which is the common case). */
-        uint64_t seq = ((uint64_t) getpid() << 32) ^ now_mono();
+        uint64_t seq = ((uint64_t) getpid() << 32) ^ now_clock(CLOCK_MONOTONIC);
         uint64_t mailbox = q->mailbox_addr ? q->mailbox_addr : base + INJECT_RET + 16;
         w[INJECT_FN / 8] = q->fn;
         w[INJECT_ARG0 / 8] = arg0;
@@ -480,7 +475,7 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         }
         phase(q, INJECT_PHASE_REGS_SET);
         (void) ptrace(PTRACE_DETACH, tid, NULL, NULL);
-        usec_t t1 = now_mono();
+        usec_t t1 = now_clock(CLOCK_MONOTONIC);
         ret->held = t1 - t0;
         phase(q, INJECT_PHASE_DETACHED);
 
@@ -493,12 +488,12 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
                         return -ESRCH;
                 }
                 if (box[0] == seq) {
-                        ret->call = now_mono() - t1;
+                        ret->call = now_clock(CLOCK_MONOTONIC) - t1;
                         ret->ret = box[1];
                         ret->completed = true;
                         break;
                 }
-                if (now_mono() - t1 > limit) {
+                if (now_clock(CLOCK_MONOTONIC) - t1 > limit) {
                         snprintf(why, why_size, "the call did not return within %llus", (unsigned long long) (limit / USEC_PER_SEC));
                         return -ETIMEDOUT;
                 }

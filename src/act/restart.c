@@ -12,17 +12,12 @@
 #include <systemd/sd-bus.h>
 
 #include "hooks.h"
+#include "memgov/clock.h"
 #include "memgov/actuator.h"
 #include "memgov/fileio.h"
 #include "memgov/parse-proc.h"
 #include "memgov/sql.h"
 #include "memgov/units.h"
-
-static usec_t now_mono(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-}
 
 static int read_dirty(void *userdata, unsigned n, char **row) {
         if (n >= 2 && row[1])
@@ -52,9 +47,9 @@ static void preflush(const ActionContext *c, char *note, size_t size) {
                 sql_close(&conn);
                 return;
         }
-        usec_t start = now_mono();
+        usec_t start = now_clock(CLOCK_MONOTONIC);
         dirty = first;
-        while (dirty > 100 && now_mono() - start < c->policy->preflush_timeout) {
+        while (dirty > 100 && now_clock(CLOCK_MONOTONIC) - start < c->policy->preflush_timeout) {
                 struct timespec ts = { .tv_sec = 1 };
                 nanosleep(&ts, NULL);
                 if (sql_run(&conn, q, read_dirty, &dirty, why, sizeof(why)) < 0)
@@ -62,7 +57,7 @@ static void preflush(const ActionContext *c, char *note, size_t size) {
         }
         sql_close(&conn);
         snprintf(note, size, "flushed dirty pages %lld -> %lld in %s", first, dirty,
-                 format_timespan(t, now_mono() - start));
+                 format_timespan(t, now_clock(CLOCK_MONOTONIC) - start));
 }
 
 typedef struct JobWait {
@@ -118,9 +113,9 @@ static int restart_unit(const char *unit, usec_t timeout, char *why, size_t why_
         }
         snprintf(path, sizeof(path), "%s", job);
         w.path = path;
-        usec_t deadline = now_mono() + timeout;
+        usec_t deadline = now_clock(CLOCK_MONOTONIC) + timeout;
         while (!w.done) {
-                usec_t now = now_mono();
+                usec_t now = now_clock(CLOCK_MONOTONIC);
                 if (now >= deadline) {
                         snprintf(why, why_size, "the restart of %s did not finish within %s", unit,
                                  format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, timeout));
@@ -215,7 +210,7 @@ int restart_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         if (p->pre_hook[0])
                 run_hook(c, d, "pre-restart", p->pre_hook, pre, sizeof(pre));
 
-        usec_t start = now_mono();
+        usec_t start = now_clock(CLOCK_MONOTONIC);
         if (unit) {
                 if (c->dry_run)
                         r = 0;
@@ -223,7 +218,7 @@ int restart_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                         r = restart_unit(t->unit, p->stop_timeout, why, sizeof(why));
         } else
                 r = terminate(t, c->dry_run, p->stop_timeout, why, sizeof(why));
-        usec_t took = now_mono() - start;
+        usec_t took = now_clock(CLOCK_MONOTONIC) - start;
 
         if (r >= 0 && p->post_hook[0])
                 run_hook(c, d, "post-restart", p->post_hook, post, sizeof(post));

@@ -11,18 +11,13 @@
 #include <unistd.h>
 
 #include "elf-symbols.h"
+#include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/sql.h"
 #include "memgov/units.h"
 #include "trim.h"
 
 #define CAP_SYS_PTRACE_BIT 19
-
-static usec_t now_usec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-}
 
 int process_rss(pid_t pid, uint64_t *ret) {
         char path[64], buf[4096];
@@ -331,9 +326,9 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
         }
         uint64_t freed = 0;
         (void) process_rss(pid, &ret->rss_before);
-        usec_t t0 = now_usec();
+        usec_t t0 = now_clock(CLOCK_MONOTONIC);
         r = sql_run(&c, "SELECT memgov_trim()", parse_freed, &freed, why, why_size);
-        ret->duration = now_usec() - t0;
+        ret->duration = now_clock(CLOCK_MONOTONIC) - t0;
         sql_close(&c);
         if (r == -ENOENT) {
                 snprintf(why, why_size, "memgov_trim() is not installed in the server (" TRIM_UDF_HINT ")");

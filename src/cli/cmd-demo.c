@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/units.h"
 
@@ -50,12 +51,6 @@ typedef struct Demo {
         bool vm, tty;
         usec_t started;
 } Demo;
-
-static usec_t now_mono(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-}
 
 static bool host_has_memory_v2(void) {
         struct statfs sfs;
@@ -178,7 +173,7 @@ static int watch(Demo *d, pid_t pid) {
                 if (w < 0 && errno != EINTR)
                         return negative_errno();
                 read_phase(d, phase, sizeof(phase));
-                usec_t el = now_mono() - d->started;
+                usec_t el = now_clock(CLOCK_MONOTONIC) - d->started;
                 char t[FORMAT_TIMESPAN_MAX];
                 format_timespan(t, el - el % USEC_PER_SEC);
                 json_object *st = read_json(d->out, "status.json");
@@ -346,7 +341,7 @@ int cmd_demo(int argc, char **argv) {
                 (void) unlink(probe);
         }
         d.vm = force_vm || !host_has_memory_v2();
-        d.started = now_mono();
+        d.started = now_clock(CLOCK_MONOTONIC);
 
         if ((r = prepare(&d)) != 0)
                 return r;

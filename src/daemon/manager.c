@@ -22,6 +22,7 @@
 #include "manager.h"
 #include "metrics-http.h"
 #include "privileges-drop.h"
+#include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/format.h"
 #include "memgov/log.h"
@@ -30,12 +31,6 @@
 #include "memgov/sql.h"
 #include "memgov/trace.h"
 #include "memgov/units.h"
-
-usec_t now_clock(clockid_t c) {
-        struct timespec ts;
-        clock_gettime(c, &ts);
-        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
-}
 
 static int32_t local_utc_offset(usec_t wall) {
         time_t t = (time_t) (wall / USEC_PER_SEC);

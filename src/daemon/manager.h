@@ -111,9 +111,6 @@ void manager_tick(Manager *m, const char *reason);
 /* The status document `memgov status` prints. */
 struct json_object *manager_status_json(const Manager *m);
 
-/* The time on clock c, in microseconds. */
-usec_t now_clock(clockid_t c);
-
 /* "mariadb.service" -> "mariadb", cgroup "/system.slice/x" -> "cgroup-system.slice-x": a file name. */
 void target_instance_name(const TargetSpec *t, char *buf, size_t size);
 

@@ -12,6 +12,7 @@
 
 #include "manager.h"
 #include "metrics-http.h"
+#include "memgov/clock.h"
 #include "memgov/log.h"
 #include "memgov/metrics.h"
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "manager.h"
+#include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/json-output.h"
 #include "memgov/units.h"
@@ -136,9 +137,7 @@ static json_object *governor_json(const Manager *m) {
 
 json_object *manager_status_json(const Manager *m) {
         json_object *o = json_object_new_object(), *hist = json_object_new_array();
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        usec_t now = (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+        usec_t now = now_clock(CLOCK_MONOTONIC);
 
         json_object_object_add(o, "version", json_object_new_string(MEMGOV_VERSION));
         json_object_object_add(o, "instance", json_object_new_string(m->instance));
