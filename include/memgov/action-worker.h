@@ -50,7 +50,7 @@ void action_worker_stop(ActionWorker *w);
 int action_worker_submit(ActionWorker *w, ActionJob *job);
 /* Takes the finished jobs, up to max; clears the eventfd. */
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
-/* The decisions waiting or being carried out: bits (1 << DecisionKind). */
+/* The actions waiting or being carried out: bits (1 << ActionKind), as Sample.pending. */
 unsigned action_worker_pending(ActionWorker *w);
 /* The job being carried out, if any: its id, decision and start time. */
 bool action_worker_current(ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started);

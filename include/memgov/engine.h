@@ -30,6 +30,15 @@ static inline bool decision_is_action(DecisionKind k) {
                k == DECISION_RESET || k == DECISION_RESTART;
 }
 
+/* The action an action decision asks for. */
+static inline ActionKind decision_action_kind(DecisionKind k) {
+        return k == DECISION_TRIM       ? ACTION_TRIM
+               : k == DECISION_SET_HIGH ? ACTION_SET_HIGH
+               : k == DECISION_SET_MAX  ? ACTION_SET_MAX
+               : k == DECISION_RESET    ? ACTION_RESET
+                                        : ACTION_RESTART;
+}
+
 #define DECISION_REASON_MAX 384
 
 typedef struct Decision {

@@ -154,9 +154,9 @@ unsigned action_worker_pending(ActionWorker *w) {
         unsigned mask = 0;
         pthread_mutex_lock(&w->lock);
         if (w->busy)
-                mask |= 1u << w->running->decision.kind;
+                mask |= 1u << decision_action_kind(w->running->decision.kind);
         for (unsigned i = 0; i < w->n; i++)
-                mask |= 1u << w->queue[(w->head + i) % ACTION_QUEUE].decision.kind;
+                mask |= 1u << decision_action_kind(w->queue[(w->head + i) % ACTION_QUEUE].decision.kind);
         pthread_mutex_unlock(&w->lock);
         return mask;
 }

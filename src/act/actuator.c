@@ -9,21 +9,6 @@
 #include "memgov/parse-proc.h"
 #include "memgov/units.h"
 
-static ActionKind action_of(DecisionKind k) {
-        switch (k) {
-        case DECISION_TRIM:
-                return ACTION_TRIM;
-        case DECISION_SET_HIGH:
-                return ACTION_SET_HIGH;
-        case DECISION_SET_MAX:
-                return ACTION_SET_MAX;
-        case DECISION_RESET:
-                return ACTION_RESET;
-        default:
-                return ACTION_RESTART;
-        }
-}
-
 void action_target_from(ActionTarget *ret, const Target *t) {
         *ret = (ActionTarget) {
                 .kind = t->spec.kind,
@@ -73,7 +58,7 @@ void actuator_run(const ActuatorOps *ops, void *userdata, const ActionContext *c
 }
 
 void action_feedback_add(ActionFeedback *f, const Decision *d, const ActionResult *r) {
-        ActionKind a = action_of(d->kind);
+        ActionKind a = decision_action_kind(d->kind);
         if (!decision_is_action(d->kind))
                 return;
         if (r->error < 0) {

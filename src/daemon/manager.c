@@ -323,14 +323,6 @@ static usec_t action_timeout(const Policy *p, DecisionKind k) {
         }
 }
 
-static ActionKind action_kind_of(DecisionKind k) {
-        return k == DECISION_TRIM      ? ACTION_TRIM
-               : k == DECISION_SET_HIGH ? ACTION_SET_HIGH
-               : k == DECISION_SET_MAX  ? ACTION_SET_MAX
-               : k == DECISION_RESET    ? ACTION_RESET
-                                        : ACTION_RESTART;
-}
-
 /* The restart history, so that max-per-day holds across governor restarts: written next to
  * the new file, then renamed over the old one. */
 static void save_state(Manager *m) {
@@ -404,8 +396,8 @@ static void act_on(Manager *m, const EngineOutput *out) {
                                 close(job->target.cgroup_fd);
                         log_warning("%s dropped: the actions before it are still being carried out",
                                     decision_kind_to_string(d->kind));
-                        m->feedback.failed |= 1u << action_kind_of(d->kind);
-                        metrics_count_action(&m->metrics, action_kind_of(d->kind), METRICS_RESULT_FAILED, 0, 0);
+                        m->feedback.failed |= 1u << decision_action_kind(d->kind);
+                        metrics_count_action(&m->metrics, decision_action_kind(d->kind), METRICS_RESULT_FAILED, 0, 0);
                         remember(m, out, d, line, 0);
                         continue;
                 }
@@ -419,7 +411,7 @@ static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdat
         for (unsigned i = 0; i < n; i++) {
                 const ActionJob *j = &m->collected[i];
                 action_result_log(&j->decision, &j->result, j->dry_run);
-                metrics_count_action(&m->metrics, action_kind_of(j->decision.kind),
+                metrics_count_action(&m->metrics, decision_action_kind(j->decision.kind),
                                      j->dry_run ? METRICS_RESULT_DRY_RUN
                                      : j->result.error < 0 ? METRICS_RESULT_FAILED
                                                            : METRICS_RESULT_DONE,
@@ -443,7 +435,7 @@ static void check_overdue(Manager *m, usec_t now) {
         if (now - started < action_timeout(&m->policy, d.kind))
                 return;
         m->overdue_job = id;
-        m->feedback.failed |= 1u << action_kind_of(d.kind);
+        m->feedback.failed |= 1u << decision_action_kind(d.kind);
         log_warning("%s still running after %s: counted as failed", decision_kind_to_string(d.kind),
                     format_timespan(t, now - started));
 }
@@ -546,10 +538,7 @@ void manager_tick(Manager *m, const char *reason) {
         check_overdue(m, mono);
         action_feedback_apply(&m->feedback, &s);
         s.limits_readonly = limits_readonly(m);
-        unsigned pending = action_worker_pending(&m->worker);
-        for (DecisionKind k = 0; k < _DECISION_KIND_MAX; k++)
-                if ((pending & (1u << k)) && decision_is_action(k))
-                        s.pending |= 1u << action_kind_of(k);
+        s.pending |= action_worker_pending(&m->worker);
         if (m->opts.record_only) {
                 write_record(m, &s);
                 m->last_sample = s;
