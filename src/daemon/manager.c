@@ -98,7 +98,6 @@ static int on_psi(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                 manager_tick(m, "cgroup gone");
                 return 0;
         }
-        m->psi_events++;
         m->metrics.wakeups_psi++;
         manager_tick(m, "psi");
         return 0;
@@ -123,7 +122,6 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
                 }
         }
         if (changed) {
-                m->events_notifications++;
                 m->metrics.wakeups_events++;
                 manager_tick(m, "memory.events");
         } else if (gone)
@@ -551,7 +549,6 @@ void manager_tick(Manager *m, const char *reason) {
         m->last = out;
         m->have_last = true;
         m->last_sample = s;
-        m->last_tick = s.mono;
 
         write_record(m, &s);
         act_on(m, &out);
@@ -734,7 +731,6 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (m->policy.dry_run)
                 m->opts.dry_run = true;
         m->policy.dry_run = m->opts.dry_run;
-        m->last_good = m->policy;
 
         r = roots_open(&m->roots, &o->roots, message, sizeof(message));
         if (r < 0) {

@@ -54,7 +54,7 @@ typedef struct Manager {
         Roots roots;
         Target target;
         Sampler sampler;
-        Policy policy, last_good;
+        Policy policy;
         char policy_origin[512];
         Engine *engine;
         ActionWorker worker;
@@ -73,11 +73,9 @@ typedef struct Manager {
 
         FILE *record;
         usec_t started;
-        usec_t last_tick;
-        unsigned long ticks, psi_events, events_notifications;
+        unsigned long ticks;
         char waiting[512]; /* why there is nothing to sample right now, "" when there is */
         char governing[768]; /* the target's description last logged */
-        char notice[512];
         EngineOutput last;
         bool have_last;
         Sample last_sample;

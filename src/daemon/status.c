@@ -88,7 +88,7 @@ static json_object *actions_json(const Manager *m) {
                 { ACTION_TRIM, LEVEL_TRIM },     { ACTION_SET_HIGH, LEVEL_THROTTLE }, { ACTION_SET_MAX, LEVEL_RESTART },
                 { ACTION_RESET, LEVEL_RESET },   { ACTION_RESTART, LEVEL_RESTART },
         };
-        usec_t now = m->last_tick;
+        usec_t now = m->last.now;
         for (size_t i = 0; i < ELEMENTSOF(list); i++) {
                 const ActionState *st = &e->act[list[i].kind];
                 json_object *o = json_object_new_object();
@@ -148,9 +148,9 @@ json_object *manager_status_json(const Manager *m) {
         json_object_object_add(o, "dry_run", json_object_new_boolean(m->opts.dry_run));
         json_object_object_add(o, "running_s", json_object_new_uint64((now - m->started) / USEC_PER_SEC));
         json_object_object_add(o, "samples", json_object_new_uint64(m->ticks));
-        json_object_object_add(o, "psi_triggers", json_object_new_uint64(m->psi_events));
+        json_object_object_add(o, "psi_triggers", json_object_new_uint64(m->metrics.wakeups_psi));
         json_object_object_add(o, "governor", governor_json(m));
-        json_object_object_add(o, "memory_events_notifications", json_object_new_uint64(m->events_notifications));
+        json_object_object_add(o, "memory_events_notifications", json_object_new_uint64(m->metrics.wakeups_events));
         json_object_object_add(o, "level", json_object_new_string(level_to_string(m->engine->level)));
 
         if (m->have_last) {
