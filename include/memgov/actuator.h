@@ -61,6 +61,9 @@ typedef struct FakeActuator {
 } FakeActuator;
 
 void action_target_from(ActionTarget *ret, const Target *t);
+/* 0 when t's pid is still the server process it was (the same start time, not a reused
+ * number), -ESRCH otherwise. */
+int action_target_check(const ActionTarget *t);
 /* Runs one action decision through ops: fills ret (ret->error on failure). */
 void actuator_run(const ActuatorOps *ops, void *userdata, const ActionContext *c, const Decision *d,
                   ActionResult *ret);

@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memgov/clock.h"
 #include "memgov/action-worker.h"
+#include "memgov/clock.h"
 
 static void *worker_main(void *arg) {
         ActionWorker *w = arg;

@@ -9,6 +9,17 @@
 #include "memgov/parse-proc.h"
 #include "memgov/units.h"
 
+int action_target_check(const ActionTarget *t) {
+        char path[64], buf[1024];
+        ProcStat st;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) t->pid);
+        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
+        if (n < 0 || parse_proc_stat(buf, (size_t) n, &st) < 0 || (t->starttime && st.starttime != t->starttime))
+                return -ESRCH;
+        return 0;
+}
+
 void action_target_from(ActionTarget *ret, const Target *t) {
         *ret = (ActionTarget) {
                 .kind = t->spec.kind,
@@ -93,12 +104,7 @@ static int real_trim(void *u, const ActionContext *c, const Decision *d, ActionR
                 snprintf(ret->detail, sizeof(ret->detail), "trim: no server process in %s", t->description);
                 return -ESRCH;
         }
-        /* The pid we know must still be the server: not a reused number. */
-        char path[64], buf[1024];
-        ProcStat st;
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) t->pid);
-        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
-        if (n < 0 || parse_proc_stat(buf, (size_t) n, &st) < 0 || (t->starttime && st.starttime != t->starttime)) {
+        if (action_target_check(t) < 0) {
                 snprintf(ret->detail, sizeof(ret->detail), "trim: process %d is not the server any more", (int) t->pid);
                 return -ESRCH;
         }

@@ -8,26 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "hooks.h"
-#include "memgov/clock.h"
 #include "memgov/argv.h"
+#include "memgov/clock.h"
 #include "memgov/fileio.h"
 
-static int pidfd_open(pid_t pid) {
-        return (int) syscall(SYS_pidfd_open, pid, 0);
-}
-
-static int pidfd_send_signal(int pidfd, int sig) {
-        return (int) syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
-}
-
-/* Waits for the pidfd to become readable (the process exited), at most timeout. */
-static bool wait_exit(int pidfd, usec_t timeout) {
+bool pidfd_wait_exit(int pidfd, usec_t timeout) {
         struct pollfd p = { .fd = pidfd, .events = POLLIN };
         int ms = (int) MIN(timeout / USEC_PER_MSEC, (usec_t) INT32_MAX);
         return poll(&p, 1, ms) > 0;
@@ -106,7 +97,7 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
                 snprintf(why, why_size, "cannot run %s: %s", argv[0], strerror(-r));
                 return r;
         }
-        _cleanup_close_ int pidfd = pidfd_open(pid);
+        _cleanup_close_ int pidfd = pidfd_open(pid, 0);
 
         char buf[4096];
         size_t len = 0;
@@ -137,15 +128,14 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
                 len += (size_t) got;
         }
         close(out[0]);
+        if (!timed_out && pidfd >= 0) {
+                usec_t now = now_clock(CLOCK_MONOTONIC);
+                timed_out = !pidfd_wait_exit(pidfd, deadline > now ? deadline - now : 0);
+        }
         if (timed_out && pidfd >= 0) {
-                (void) pidfd_send_signal(pidfd, SIGTERM);
-                if (!wait_exit(pidfd, 5 * USEC_PER_SEC))
-                        (void) pidfd_send_signal(pidfd, SIGKILL);
-        } else if (pidfd >= 0 && !wait_exit(pidfd, deadline > now_clock(CLOCK_MONOTONIC) ? deadline - now_clock(CLOCK_MONOTONIC) : 0)) {
-                timed_out = true;
-                (void) pidfd_send_signal(pidfd, SIGTERM);
-                if (!wait_exit(pidfd, 5 * USEC_PER_SEC))
-                        (void) pidfd_send_signal(pidfd, SIGKILL);
+                (void) pidfd_send_signal(pidfd, SIGTERM, NULL, 0);
+                if (!pidfd_wait_exit(pidfd, 5 * USEC_PER_SEC))
+                        (void) pidfd_send_signal(pidfd, SIGKILL, NULL, 0);
         }
         int status = 0;
         (void) waitpid(pid, &status, 0);
@@ -192,10 +182,10 @@ int signal_processes(const char *name, int sig, bool dry_run, char *why, size_t 
                 if (!streq(comm, name))
                         continue;
                 /* Through a pidfd: the signal reaches this very process, not a reused pid. */
-                int fd = pidfd_open((pid_t) pid);
+                int fd = pidfd_open((pid_t) pid, 0);
                 if (fd < 0)
                         continue;
-                if (dry_run || pidfd_send_signal(fd, sig) == 0)
+                if (dry_run || pidfd_send_signal(fd, sig, NULL, 0) == 0)
                         count++;
                 close(fd);
         }

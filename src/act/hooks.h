@@ -25,5 +25,8 @@ typedef struct HookContext {
 int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool dry_run, char *output,
              size_t output_size, char *why, size_t why_size);
 
+/* Waits at most timeout for the process behind pidfd to exit; whether it did. */
+bool pidfd_wait_exit(int pidfd, usec_t timeout);
+
 /* Sends sig to every process named name, through pidfds. Returns how many were signalled. */
 int signal_processes(const char *name, int sig, bool dry_run, char *why, size_t why_size);

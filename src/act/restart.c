@@ -1,21 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/pidfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
 
 #include "hooks.h"
-#include "memgov/clock.h"
 #include "memgov/actuator.h"
-#include "memgov/fileio.h"
-#include "memgov/parse-proc.h"
+#include "memgov/clock.h"
 #include "memgov/sql.h"
 #include "memgov/units.h"
 
@@ -144,31 +141,25 @@ out:
 
 /* SIGTERM through a pidfd, to the very process we know (not a reused pid), then wait for it. */
 static int terminate(const ActionTarget *t, bool dry_run, usec_t timeout, char *why, size_t why_size) {
-        char path[64], buf[1024];
-        ProcStat st;
-
-        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, t->pid, 0);
+        _cleanup_close_ int pidfd = pidfd_open(t->pid, 0);
         if (pidfd < 0) {
                 int r = negative_errno();
                 snprintf(why, why_size, "process %d: %s", (int) t->pid, strerror(-r));
                 return r;
         }
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) t->pid);
-        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
-        if (n < 0 || parse_proc_stat(buf, (size_t) n, &st) < 0 || (t->starttime && st.starttime != t->starttime)) {
+        if (action_target_check(t) < 0) {
                 snprintf(why, why_size, "process %d is not the server any more", (int) t->pid);
                 return -ESRCH;
         }
         if (dry_run)
                 return 0;
-        if (syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0) < 0) {
+        if (pidfd_send_signal(pidfd, SIGTERM, NULL, 0) < 0) {
                 int r = negative_errno();
                 snprintf(why, why_size, "SIGTERM to %d: %s", (int) t->pid, strerror(-r));
                 return r;
         }
         /* Never SIGKILL: a clean InnoDB shutdown may take minutes; wait for it. */
-        struct pollfd p = { .fd = pidfd, .events = POLLIN };
-        if (poll(&p, 1, (int) MIN(timeout / USEC_PER_MSEC, (usec_t) INT32_MAX)) <= 0) {
+        if (!pidfd_wait_exit(pidfd, timeout)) {
                 snprintf(why, why_size, "process %d is still shutting down after %s (left to finish)", (int) t->pid,
                          format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, timeout));
                 return -ETIMEDOUT;

@@ -11,7 +11,7 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sys/pidfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,7 +202,7 @@ static int watch_events(Manager *m) {
 static int watch_process(Manager *m) {
         int r;
 
-        m->pidfd = (int) syscall(SYS_pidfd_open, m->target.pid, 0);
+        m->pidfd = pidfd_open(m->target.pid, 0);
         if (m->pidfd < 0)
                 return log_debug("pidfd_open(%d): %m; the exit is noticed at the next sample", (int) m->target.pid);
         r = sd_event_add_io(m->event, &m->pidfd_source, m->pidfd, EPOLLIN, on_pidfd, m);
