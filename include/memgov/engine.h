@@ -49,6 +49,7 @@ typedef struct Decision {
         uint64_t value;    /* SET_HIGH / SET_MAX: the new value; EFFECT: bytes freed */
         uint64_t old_value;
         bool emergency;
+        bool oom_kill; /* DECISION_EVENT: the kernel OOM killer fired in the cgroup */
         uint64_t working_set, budget; /* when it was decided (SIZE_UNKNOWN when not known) */
 
         /* DECISION_TRIM */

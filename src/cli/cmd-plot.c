@@ -211,7 +211,7 @@ static bool event_kind(const Decision *d, PlotEventKind *ret) {
                 return true;
         case DECISION_EVENT:
                 /* Of what the engine observes, the OOM kills go on the chart. */
-                if (strstr(d->reason, "OOM killer")) {
+                if (d->oom_kill) {
                         *ret = PLOT_EVENT_OOM_KILL;
                         return true;
                 }

@@ -353,12 +353,15 @@ static void observe_events(Tick *k) {
                 return;
 
         if ((s->has & SAMPLE_HAS_EVENTS) && (e->prev_has & SAMPLE_HAS_EVENTS) &&
-            s->events.oom_kill > e->prev_events.oom_kill)
-                emit(k, DECISION_EVENT,
-                     "%s: the kernel OOM killer killed %" PRIu64 " process(es) in the cgroup "
-                     "(memory.events oom_kill %" PRIu64 " -> %" PRIu64 ")",
-                     k->ctx, s->events.oom_kill - e->prev_events.oom_kill, e->prev_events.oom_kill,
-                     s->events.oom_kill);
+            s->events.oom_kill > e->prev_events.oom_kill) {
+                Decision *d = emit(k, DECISION_EVENT,
+                                   "%s: the kernel OOM killer killed %" PRIu64 " process(es) in the cgroup "
+                                   "(memory.events oom_kill %" PRIu64 " -> %" PRIu64 ")",
+                                   k->ctx, s->events.oom_kill - e->prev_events.oom_kill, e->prev_events.oom_kill,
+                                   s->events.oom_kill);
+                if (d)
+                        d->oom_kill = true;
+        }
 
         /* Against the last server seen, even if samples without a process came in between
          * (the old one gone, the new one not started yet). */

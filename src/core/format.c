@@ -75,7 +75,7 @@ void replay_summary_add(ReplaySummary *s, const EngineOutput *out) {
                 s->count[d->kind]++;
                 if (d->kind == DECISION_EFFECT)
                         s->freed += d->value;
-                if (d->kind == DECISION_EVENT && strstr(d->reason, "OOM killer"))
+                if (d->kind == DECISION_EVENT && d->oom_kill)
                         s->oom_kills++;
                 if (d->kind == DECISION_LEVEL && d->level > d->from) {
                         if (!s->reached[d->level]) {

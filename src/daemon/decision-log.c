@@ -25,7 +25,7 @@ const char *decision_message_id(DecisionKind k) {
 static int priority(const Decision *d) {
         switch (d->kind) {
         case DECISION_EVENT:
-                return strstr(d->reason, "OOM killer") ? LOG_ERR : LOG_WARNING;
+                return d->oom_kill ? LOG_ERR : LOG_WARNING;
         case DECISION_EFFECT:
         case DECISION_HOLD:
                 return LOG_INFO;

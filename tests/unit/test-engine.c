@@ -593,6 +593,7 @@ static void test_oom_kill_event(void **state) {
         sim_tick(sim, SEC);
         const Decision *e = find(sim, DECISION_EVENT, 0);
         expect(e && strstr(e->reason, "the kernel OOM killer killed 1 process(es) in the cgroup (memory.events oom_kill 0 -> 1)"));
+        expect(e->oom_kill);
         check_invariants(sim);
         free(sim);
 }
@@ -603,7 +604,8 @@ static void test_server_restart_not_by_us(void **state) {
         sim->s.pid = 555;
         sim->s.uptime = SEC;
         sim_tick(sim, SEC);
-        expect(find_text(sim, DECISION_EVENT, "the server restarted (pid 100 -> 555), not by memgov", 0));
+        const Decision *e = find_text(sim, DECISION_EVENT, "the server restarted (pid 100 -> 555), not by memgov", 0);
+        expect(e && !e->oom_kill);
         check_invariants(sim);
         free(sim);
 }
