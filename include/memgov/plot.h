@@ -76,7 +76,6 @@ typedef struct Plot Plot;
 
 Plot *plot_new(void);
 Plot *plot_free(Plot *p);
-DEFINE_TRIVIAL_CLEANUP_FUNC(Plot *, plot_free);
 
 /* Shown above the chart, e.g. the trace's name. */
 int plot_set_title(Plot *p, const char *title);
@@ -93,5 +92,3 @@ int plot_add_event(Plot *p, usec_t t, PlotEventKind kind, uint64_t value, bool d
 /* Draws the chart into f (which stays open) in the given format. -ENODATA without points,
  * -EIO (errno kept when it says more) when writing failed. */
 int plot_render_to(Plot *p, PlotFormat format, FILE *f);
-/* Draws the chart into path, the format taken from its extension. */
-int plot_render(Plot *p, const char *path);

@@ -28,6 +28,23 @@ static void help(void) {
                "  -h --help          show this help\n");
 }
 
+/* The chart format path asks for: 0, or the exit code after saying what is wrong. */
+static int chart_format(const char *path, const char *verb, PlotFormat *ret) {
+        int format = plot_format_from_path(path);
+        if (format == -EOPNOTSUPP) {
+                fprintf(stderr, "memgov %s: this memgov was built without cairo and draws no charts (build it with "
+                                "libcairo2-dev installed, or -Dplot=enabled)\n", verb);
+                return EXIT_FAILURE;
+        }
+        if (format < 0) {
+                fprintf(stderr, "memgov %s: '%s': unknown chart format (supported: %s)\n", verb, path,
+                        PLOT_FORMATS_SUPPORTED);
+                return EXIT_USAGE;
+        }
+        *ret = (PlotFormat) format;
+        return 0;
+}
+
 int cmd_plot(int argc, char **argv) {
         static const struct option options[] = {
                 { "output", required_argument, NULL, 'o' },
@@ -64,17 +81,9 @@ int cmd_plot(int argc, char **argv) {
                 usage_hint("plot");
                 return EXIT_USAGE;
         }
-        int format = plot_format_from_path(a.plot);
-        if (format == -EOPNOTSUPP) {
-                fprintf(stderr, "memgov plot: this memgov was built without cairo and draws no charts (build it with "
-                                "libcairo2-dev installed, or -Dplot=enabled)\n");
-                return EXIT_FAILURE;
-        }
-        if (format < 0) {
-                fprintf(stderr, "memgov plot: '%s': unknown chart format (supported: %s)\n", a.plot,
-                        PLOT_FORMATS_SUPPORTED);
-                return EXIT_USAGE;
-        }
+        PlotFormat format;
+        if ((r = chart_format(a.plot, "plot", &format)) != 0)
+                return r;
         if (optind + 1 != argc) {
                 fprintf(stderr, "memgov plot: expected exactly one TRACE\n");
                 usage_hint("plot");
@@ -152,22 +161,15 @@ static int plot_feed_open(PlotFeed *pf) {
 }
 
 int plot_feed_new(const char *path, const char *verb, const char *title, const Policy *policy, PlotFeed **ret) {
-        int format = plot_format_from_path(path);
-        if (format == -EOPNOTSUPP) {
-                fprintf(stderr, "memgov %s: this memgov was built without cairo and draws no charts (build it with "
-                        "libcairo2-dev installed, or -Dplot=enabled)\n", verb);
-                return EXIT_FAILURE;
-        }
-        if (format < 0) {
-                fprintf(stderr, "memgov %s: '%s': unknown chart format (supported: %s)\n", verb, path,
-                        PLOT_FORMATS_SUPPORTED);
-                return EXIT_USAGE;
-        }
+        PlotFormat format;
+        int r = chart_format(path, verb, &format);
+        if (r != 0)
+                return r;
 
         PlotFeed *pf = calloc(1, sizeof(PlotFeed));
         if (!pf)
                 return EXIT_FAILURE;
-        pf->format = (PlotFormat) format;
+        pf->format = format;
         pf->dry_run = policy->dry_run;
         pf->path = strdup(path);
         pf->plot = plot_new();

@@ -36,7 +36,3 @@ int plot_add_event(Plot *p, usec_t t, PlotEventKind kind, uint64_t value, bool d
 int plot_render_to(Plot *p, PlotFormat format, FILE *f) {
         return -EOPNOTSUPP;
 }
-
-int plot_render(Plot *p, const char *path) {
-        return -EOPNOTSUPP;
-}

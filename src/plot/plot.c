@@ -1168,19 +1168,3 @@ int plot_render_to(Plot *p, PlotFormat format, FILE *f) {
                 r = -EIO;
         return r < 0 ? r : 0;
 }
-
-int plot_render(Plot *p, const char *path) {
-        int format = plot_format_from_path(path);
-        if (format < 0)
-                return format;
-
-        FILE *f = fopen(path, "we");
-        if (!f)
-                return negative_errno();
-        int r = plot_render_to(p, (PlotFormat) format, f);
-        if (fclose(f) != 0 && r >= 0)
-                r = negative_errno();
-        if (r < 0)
-                (void) unlink(path);
-        return r;
-}
