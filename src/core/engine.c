@@ -345,6 +345,18 @@ static void note_action(Tick *k, ActionKind a, bool measure) {
         e->hold_shown[a] = HOLD_NONE;
 }
 
+/* memory.max raised for a restart goes back to what it was; until the write is confirmed,
+ * max_restoring says a restore is under way. */
+static void restore_max(Tick *k, const char *why) {
+        Engine *e = k->e;
+        char a[FORMAT_BYTES_MAX];
+        Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s%s", format_bytes(a, e->max_original), why);
+        if (d)
+                d->value = e->max_original;
+        e->max_raised = false;
+        e->max_restoring = true;
+}
+
 static void observe_events(Tick *k) {
         Engine *e = k->e;
         const Sample *s = k->s;
@@ -378,15 +390,8 @@ static void observe_events(Tick *k) {
                 emit(k, DECISION_EVENT, "the server restarted (pid %d -> %d), not by memgov",
                      (int) e->prev_pid, (int) s->pid);
 
-        if (e->max_raised && !e->act[ACTION_SET_MAX].spent) {
-                char a[FORMAT_BYTES_MAX];
-                Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s after the restart",
-                                   format_bytes(a, e->max_original));
-                if (d)
-                        d->value = e->max_original;
-                e->max_raised = false;
-                e->max_restoring = true;
-        }
+        if (e->max_raised && !e->act[ACTION_SET_MAX].spent)
+                restore_max(k, " after the restart");
 }
 
 static void observe_failures(Tick *k) {
@@ -774,7 +779,7 @@ static void act(Tick *k) {
 
 static void restart_timeout(Tick *k) {
         Engine *e = k->e;
-        char t[FORMAT_TIMESPAN_MAX], a[FORMAT_BYTES_MAX];
+        char t[FORMAT_TIMESPAN_MAX];
 
         if (!e->restart_pending)
                 return;
@@ -789,27 +794,17 @@ static void restart_timeout(Tick *k) {
                      format_timespan(t, k->p->stop_timeout));
         }
         e->restart_pending = false;
-        if (e->max_raised) {
-                Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s", format_bytes(a, e->max_original));
-                if (d)
-                        d->value = e->max_original;
-                e->max_raised = false;
-                e->max_restoring = true;
-        }
+        if (e->max_raised)
+                restore_max(k, "");
 }
 
 /* A restore of memory.max that failed: memory.max is still raised, put it back again. */
 static void retry_max_restore(Tick *k) {
         Engine *e = k->e;
-        char a[FORMAT_BYTES_MAX];
 
         if (!e->max_raised || !e->max_restoring || e->restart_pending || e->act[ACTION_SET_MAX].spent)
                 return;
-        Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s (the last restore failed)",
-                           format_bytes(a, e->max_original));
-        if (d)
-                d->value = e->max_original;
-        e->max_raised = false;
+        restore_max(k, " (the last restore failed)");
 }
 
 static void remember(Engine *e, const Sample *s) {
