@@ -19,27 +19,22 @@
 
 #define CAP_SYS_PTRACE_BIT 19
 
-int process_rss(pid_t pid, uint64_t *ret) {
+static int read_status(pid_t pid, ProcStatus *ret) {
         char path[64], buf[4096];
-        ProcStatus st;
         snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
         ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
         if (n < 0)
                 return (int) n;
-        int r = parse_proc_status(buf, (size_t) n, &st);
+        return parse_proc_status(buf, (size_t) n, ret);
+}
+
+int process_rss(pid_t pid, uint64_t *ret) {
+        ProcStatus st;
+        int r = read_status(pid, &st);
         if (r < 0)
                 return r;
         *ret = st.vm_rss;
         return 0;
-}
-
-static int read_status(pid_t pid, ProcStatus *ret) {
-        char path[64], buf[4096];
-        snprintf(path, sizeof(path), "/proc/%d/status", pid > 0 ? (int) pid : (int) getpid());
-        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
-        if (n < 0)
-                return (int) n;
-        return parse_proc_status(buf, (size_t) n, ret);
 }
 
 int trim_ptrace_preflight(pid_t pid, char *why, size_t why_size) {
@@ -51,7 +46,7 @@ int trim_ptrace_preflight(pid_t pid, char *why, size_t why_size) {
                 snprintf(why, why_size, "process %d: %s", (int) pid, strerror(-r));
                 return r == -ENOENT ? -ESRCH : r;
         }
-        if ((r = read_status(0, &self)) < 0)
+        if ((r = read_status(getpid(), &self)) < 0)
                 return r;
         bool cap = self.cap_eff & (1ULL << CAP_SYS_PTRACE_BIT);
 
