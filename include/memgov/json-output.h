@@ -9,5 +9,9 @@
 /* Machine-readable forms of what format.h prints for people: replay --json, status --json. */
 
 json_object *time_json(usec_t mono, usec_t wall, int32_t utc_offset, usec_t start_mono);
+/* A size, or the string "max" for no limit, as memory.high and memory.max say it. */
+json_object *size_or_max_json(uint64_t v);
+/* What the engine made of a sample: working_set, budget, share_bp, slope_bytes_per_hour, eta_s. */
+void engine_output_add_json(json_object *o, const EngineOutput *out);
 json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t start_mono);
 json_object *summary_to_json(const ReplaySummary *s);

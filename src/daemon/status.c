@@ -17,10 +17,6 @@
 #define MEMGOV_VERSION "unknown"
 #endif
 
-static json_object *u64_or_max(uint64_t v) {
-        return v == SIZE_UNLIMITED ? json_object_new_string("max") : json_object_new_uint64(v);
-}
-
 static json_object *target_json(const Manager *m) {
         json_object *t = json_object_new_object();
         json_object_object_add(t, "kind", json_object_new_string(target_kind_to_string(m->target.spec.kind)));
@@ -39,8 +35,8 @@ static json_object *sample_json(const Sample *s) {
         if (s->has & SAMPLE_HAS_CGROUP) {
                 json_object *c = json_object_new_object();
                 json_object_object_add(c, "current", json_object_new_uint64(s->memory_current));
-                json_object_object_add(c, "high", u64_or_max(s->memory_high));
-                json_object_object_add(c, "max", u64_or_max(s->memory_max));
+                json_object_object_add(c, "high", size_or_max_json(s->memory_high));
+                json_object_object_add(c, "max", size_or_max_json(s->memory_max));
                 json_object_object_add(c, "anon", json_object_new_uint64(s->anon));
                 json_object_object_add(c, "file", json_object_new_uint64(s->file));
                 json_object_object_add(c, "inactive_file", json_object_new_uint64(s->inactive_file));
@@ -156,14 +152,10 @@ json_object *manager_status_json(const Manager *m) {
         if (m->have_last) {
                 const EngineOutput *out = &m->last;
                 json_object_object_add(o, "sampled_s_ago", json_object_new_uint64((now - out->now) / USEC_PER_SEC));
-                json_object_object_add(o, "working_set", out->ws == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->ws));
-                json_object_object_add(o, "budget", out->budget == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->budget));
-                json_object_object_add(o, "share_bp", json_object_new_int((int) out->ws_bp));
-                json_object_object_add(o, "slope_bytes_per_hour", out->trend_valid ? json_object_new_int64((int64_t) (out->slope * 3600.0)) : NULL);
-                json_object_object_add(o, "eta_s", out->eta == USEC_INFINITY ? NULL : json_object_new_uint64(out->eta / USEC_PER_SEC));
+                engine_output_add_json(o, out);
                 json_object_object_add(o, "sample", sample_json(&m->last_sample));
         }
-        json_object_object_add(o, "memory_high_set", m->engine->high_known ? u64_or_max(m->engine->high_set) : NULL);
+        json_object_object_add(o, "memory_high_set", m->engine->high_known ? size_or_max_json(m->engine->high_set) : NULL);
         json_object_object_add(o, "actions", actions_json(m));
         json_object_object_add(o, "restart_pending", json_object_new_boolean(m->engine->restart_pending));
 

@@ -12,6 +12,20 @@ json_object *time_json(usec_t mono, usec_t wall, int32_t utc_offset, usec_t star
         return o;
 }
 
+json_object *size_or_max_json(uint64_t v) {
+        return v == SIZE_UNLIMITED ? json_object_new_string("max") : json_object_new_uint64(v);
+}
+
+void engine_output_add_json(json_object *o, const EngineOutput *out) {
+        json_object_object_add(o, "working_set", out->ws == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->ws));
+        json_object_object_add(o, "budget", out->budget == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->budget));
+        json_object_object_add(o, "share_bp", json_object_new_int((int) out->ws_bp));
+        json_object_object_add(o, "slope_bytes_per_hour",
+                               out->trend_valid ? json_object_new_int64((int64_t) (out->slope * 3600.0)) : NULL);
+        json_object_object_add(o, "eta_s", out->eta == USEC_INFINITY ? NULL
+                                                                     : json_object_new_uint64(out->eta / USEC_PER_SEC));
+}
+
 json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t start_mono) {
         json_object *o = json_object_new_object();
 
@@ -23,8 +37,7 @@ json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t
         if (d->kind == DECISION_EFFECT || d->kind == DECISION_HOLD)
                 json_object_object_add(o, "action", json_object_new_string(action_kind_to_string(d->action)));
         if (d->kind == DECISION_SET_HIGH || d->kind == DECISION_SET_MAX || d->kind == DECISION_EFFECT)
-                json_object_object_add(o, "value", d->value == SIZE_UNLIMITED ? json_object_new_string("max")
-                                                                             : json_object_new_uint64(d->value));
+                json_object_object_add(o, "value", size_or_max_json(d->value));
         if (d->kind == DECISION_TRIM)
                 json_object_object_add(o, "method", json_object_new_string(trim_method_to_string(d->trim_method)));
         if (d->kind == DECISION_RESET) {
@@ -36,13 +49,7 @@ json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t
         if (d->kind == DECISION_RESTART)
                 json_object_object_add(o, "preflush", json_object_new_boolean(d->preflush));
         json_object_object_add(o, "emergency", json_object_new_boolean(d->emergency));
-        json_object_object_add(o, "working_set", out->ws == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->ws));
-        json_object_object_add(o, "budget", out->budget == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->budget));
-        json_object_object_add(o, "share_bp", json_object_new_int((int) out->ws_bp));
-        json_object_object_add(o, "slope_bytes_per_hour",
-                               out->trend_valid ? json_object_new_int64((int64_t) (out->slope * 3600.0)) : NULL);
-        json_object_object_add(o, "eta_s", out->eta == USEC_INFINITY ? NULL
-                                                                     : json_object_new_uint64(out->eta / USEC_PER_SEC));
+        engine_output_add_json(o, out);
         json_object_object_add(o, "reason", json_object_new_string(d->reason));
         return o;
 }
