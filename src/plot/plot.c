@@ -21,14 +21,19 @@ typedef struct Track {
         bool gap_after;  /* ... or after the last with one */
 } Track;
 
+/* The events of each kind in a stretch of time: a bucket's, or a group's on the chart. */
+typedef struct EventSet {
+        unsigned count[_PLOT_EVENT_KIND_MAX];
+        uint64_t value[_PLOT_EVENT_KIND_MAX]; /* the last one's */
+        unsigned dry;                         /* bit (1 << kind): some were only logged */
+} EventSet;
+
 typedef struct Bucket {
         unsigned long n; /* samples */
         usec_t t_first, t_last;
         Track track[_PLOT_SERIES_MAX];
-        unsigned events[_PLOT_EVENT_KIND_MAX];
-        uint64_t event_value[_PLOT_EVENT_KIND_MAX]; /* the last one's */
-        unsigned event_dry;                         /* bit (1 << kind): some were only logged */
-        usec_t event_t;                             /* the first event's time */
+        EventSet ev;
+        usec_t event_t; /* the first event's time */
 } Bucket;
 
 #define PLOT_MAX_THRESHOLDS 8
@@ -161,9 +166,19 @@ static Track track_merge(const Track *a, const Track *b) {
 
 static bool bucket_has_events(const Bucket *b) {
         for (unsigned k = 0; k < _PLOT_EVENT_KIND_MAX; k++)
-                if (b->events[k] > 0)
+                if (b->ev.count[k] > 0)
                         return true;
         return false;
+}
+
+/* The events of from added to into: counts summed, the later value kept. */
+static void event_set_add(EventSet *into, const EventSet *from) {
+        for (unsigned k = 0; k < _PLOT_EVENT_KIND_MAX; k++) {
+                into->count[k] += from->count[k];
+                if (from->count[k] > 0)
+                        into->value[k] = from->value[k];
+        }
+        into->dry |= from->dry;
 }
 
 static Bucket bucket_merge(const Bucket *a, const Bucket *b) {
@@ -175,11 +190,8 @@ static Bucket bucket_merge(const Bucket *a, const Bucket *b) {
         r.t_last = b->n > 0 ? b->t_last : a->t_last;
         for (unsigned s = 0; s < _PLOT_SERIES_MAX; s++)
                 r.track[s] = track_merge(&a->track[s], &b->track[s]);
-        for (unsigned k = 0; k < _PLOT_EVENT_KIND_MAX; k++) {
-                r.events[k] = a->events[k] + b->events[k];
-                r.event_value[k] = b->events[k] > 0 ? b->event_value[k] : a->event_value[k];
-        }
-        r.event_dry = a->event_dry | b->event_dry;
+        r.ev = a->ev;
+        event_set_add(&r.ev, &b->ev);
         r.event_t = bucket_has_events(a) ? a->event_t : b->event_t;
         return r;
 }
@@ -235,10 +247,10 @@ int plot_add_event(Plot *p, usec_t t, PlotEventKind kind, uint64_t value, bool d
         Bucket *b = plot_bucket(p, t);
         if (!bucket_has_events(b))
                 b->event_t = t;
-        b->events[kind]++;
-        b->event_value[kind] = value;
+        b->ev.count[kind]++;
+        b->ev.value[kind] = value;
         if (dry_run)
-                b->event_dry |= 1U << kind;
+                b->ev.dry |= 1U << kind;
         p->n_events[kind]++;
         return 0;
 }
@@ -652,9 +664,7 @@ static void draw_series(const Render *r, PlotSeries s) {
 typedef struct Group {
         unsigned last; /* bucket index of the last event */
         double x;      /* the first event's */
-        unsigned events[_PLOT_EVENT_KIND_MAX];
-        uint64_t value[_PLOT_EVENT_KIND_MAX];
-        unsigned dry;
+        EventSet ev;
         unsigned owner; /* the group whose label shows this one's events (itself when placed) */
         unsigned row;
         double box_left, box_right;
@@ -670,20 +680,20 @@ static unsigned group_label(const Group *g, LabelPart parts[static _PLOT_EVENT_K
         bool prev_dry = false;
 
         for (PlotEventKind k = 0; k < _PLOT_EVENT_KIND_MAX; k++) {
-                if (g->events[k] == 0)
+                if (g->ev.count[k] == 0)
                         continue;
                 LabelPart *lp = &parts[n++];
                 /* "would high ×9, max ×2, reset": said once for a run of logged-only actions. */
-                bool dry = (g->dry & (1U << k)) != 0;
+                bool dry = (g->ev.dry & (1U << k)) != 0;
                 const char *would = dry && !prev_dry ? "would " : "";
                 prev_dry = dry;
                 char v[FORMAT_BYTES_MAX];
                 lp->kind = k;
-                if (g->events[k] > 1)
-                        snprintf(lp->text, sizeof(lp->text), "%s%s \u00d7%u", would, event_name[k], g->events[k]);
-                else if ((k == PLOT_EVENT_SET_HIGH || k == PLOT_EVENT_SET_MAX) && g->value[k] != SIZE_UNKNOWN)
+                if (g->ev.count[k] > 1)
+                        snprintf(lp->text, sizeof(lp->text), "%s%s \u00d7%u", would, event_name[k], g->ev.count[k]);
+                else if ((k == PLOT_EVENT_SET_HIGH || k == PLOT_EVENT_SET_MAX) && g->ev.value[k] != SIZE_UNKNOWN)
                         snprintf(lp->text, sizeof(lp->text), "%s%s %s", would, event_name[k],
-                                 format_bytes(v, g->value[k]));
+                                 format_bytes(v, g->ev.value[k]));
                 else
                         snprintf(lp->text, sizeof(lp->text), "%s%s", would, event_name[k]);
         }
@@ -705,12 +715,7 @@ static double group_label_width(cairo_t *cr, const Group *g) {
 }
 
 static void group_absorb(Group *into, const Group *g) {
-        for (unsigned k = 0; k < _PLOT_EVENT_KIND_MAX; k++) {
-                into->events[k] += g->events[k];
-                if (g->events[k] > 0)
-                        into->value[k] = g->value[k];
-        }
-        into->dry |= g->dry;
+        event_set_add(&into->ev, &g->ev);
         into->last = g->last;
 }
 
@@ -755,15 +760,10 @@ static int place_events(const Render *r, EventLayout *l) {
                         g->x = x;
                         g->owner = l->n;
                         for (unsigned k = 0; k < _PLOT_EVENT_KIND_MAX; k++)
-                                g->value[k] = SIZE_UNKNOWN;
+                                g->ev.value[k] = SIZE_UNKNOWN;
                         l->n++;
                 }
-                for (unsigned k = 0; k < _PLOT_EVENT_KIND_MAX; k++) {
-                        g->events[k] += b->events[k];
-                        if (b->events[k] > 0)
-                                g->value[k] = b->event_value[k];
-                }
-                g->dry |= b->event_dry;
+                event_set_add(&g->ev, &b->ev);
                 g->last = i;
                 l->group_of[i] = (unsigned) (g - groups);
         }
@@ -830,11 +830,11 @@ static void draw_markers(const Render *r, const EventLayout *l) {
                 set_rgb(cr, event_rgb[k]);
                 for (unsigned i = 0; i < p->n_buckets; i++) {
                         const Bucket *b = &p->b[i];
-                        if (b->events[k] == 0)
+                        if (b->ev.count[k] == 0)
                                 continue;
                         const Group *owner = &l->groups[l->groups[l->group_of[i]].owner];
                         double x = x_crisp(x_of(r, b->event_t));
-                        cairo_set_dash(cr, dash, (b->event_dry & (1U << k)) ? 2 : 0, 0);
+                        cairo_set_dash(cr, dash, (b->ev.dry & (1U << k)) ? 2 : 0, 0);
                         cairo_move_to(cr, x, row_top(r, owner->row) + 2);
                         cairo_line_to(cr, x, r->eta_bottom);
                         cairo_stroke(cr);
