@@ -503,7 +503,6 @@ void manager_tick(Manager *m, const char *reason) {
         /* A cgroup whose server is not running right now (between a stop and a start): look for
          * it again on every sample. */
         if (m->target.has_cgroup && m->target.pid <= 0) {
-                target_release(&m->target);
                 if (!resolve(m)) {
                         arm_timer(m, m->policy.interval);
                         return;
@@ -517,7 +516,6 @@ void manager_tick(Manager *m, const char *reason) {
                 log_notice("%s: %s; looking for it again", m->target.description,
                            cgroup_gone ? "the cgroup is gone" : "the server process is gone");
                 m->governing[0] = '\0';
-                target_release(&m->target);
                 if (!resolve(m)) {
                         arm_timer(m, m->policy.interval);
                         return;
