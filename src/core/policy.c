@@ -255,6 +255,14 @@ static int key_index(const char *full) {
         return -1;
 }
 
+/* The index of v among names, or -EINVAL. */
+static int name_index(const char *v, const char *const *names, int n) {
+        for (int i = 0; i < n; i++)
+                if (streq(v, names[i]))
+                        return i;
+        return -EINVAL;
+}
+
 /* ---- windows ---- */
 
 static const char *const day_names[] = { "mon", "tue", "wed", "thu", "fri", "sat", "sun" };
@@ -686,12 +694,10 @@ static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detai
                 return 0;
 
         case KT_TRIM_METHOD:
-                for (int i = 0; i < _TRIM_METHOD_MAX; i++)
-                        if (streq(v, trim_method_names[i])) {
-                                *(TrimMethod *) field = (TrimMethod) i;
-                                return 0;
-                        }
-                return -EINVAL;
+                if ((r = name_index(v, trim_method_names, _TRIM_METHOD_MAX)) < 0)
+                        return r;
+                *(TrimMethod *) field = (TrimMethod) r;
+                return 0;
 
         case KT_PSI_TYPE:
                 if (streq(v, "some"))
@@ -725,12 +731,10 @@ static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detai
                 return r;
 
         case KT_RESET_METHOD:
-                for (int i = 0; i < _RESET_METHOD_MAX; i++)
-                        if (streq(v, reset_method_names[i])) {
-                                *(ResetMethod *) field = (ResetMethod) i;
-                                return 0;
-                        }
-                return -EINVAL;
+                if ((r = name_index(v, reset_method_names, _RESET_METHOD_MAX)) < 0)
+                        return r;
+                *(ResetMethod *) field = (ResetMethod) r;
+                return 0;
 
         case KT_SIGNAL: {
                 static const struct {
