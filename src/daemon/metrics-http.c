@@ -23,6 +23,13 @@
 #define METRICS_BUFFER (64 * 1024)
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
+/* The exposition's buffer, taken when metrics are first configured, not when memory is short. */
+static int metrics_buffer(Manager *m) {
+        if (!m->metrics_buf && !(m->metrics_buf = malloc(METRICS_BUFFER)))
+                return log_error_errno(-ENOMEM, "metrics: out of memory");
+        return 0;
+}
+
 static int render(Manager *m) {
         MetricsView v = {
                 .instance = m->instance,
@@ -168,10 +175,8 @@ int metrics_http_start(Manager *m) {
                 r = log_error_errno(-EIO, "metrics: the HTTP server has no epoll descriptor");
                 goto fail;
         }
-        if (!m->metrics_buf && !(m->metrics_buf = malloc(METRICS_BUFFER))) {
-                r = log_error_errno(-ENOMEM, "metrics: out of memory");
+        if ((r = metrics_buffer(m)) < 0)
                 goto fail;
-        }
         r = sd_event_add_io(m->event, &m->http_io, info->epoll_fd, EPOLLIN, on_http_io, m);
         if (r >= 0)
                 r = sd_event_add_time_relative(m->event, &m->http_timer, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_http_timer,
@@ -216,10 +221,8 @@ void metrics_textfile_write(Manager *m) {
 
         if (!path[0])
                 return;
-        if (!m->metrics_buf && !(m->metrics_buf = malloc(METRICS_BUFFER))) {
-                log_error_errno(-ENOMEM, "metrics: out of memory");
+        if (metrics_buffer(m) < 0)
                 return;
-        }
         int n = render(m);
         snprintf(tmp, sizeof(tmp), "%s.tmp", path);
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
