@@ -194,10 +194,8 @@ void print_status(json_object *st, bool color, const char *note) {
                 printf("  server        pid %" PRId64 ", RSS %s, %" PRId64 " threads, %" PRId64 " anonymous mappings%s%s\n", pid,
                        bytes_or_max(p, "rss", a), thr, maps, hu ? ", up " : "", hu ? format_timespan(ts, (usec_t) up * USEC_PER_SEC) : "");
         }
-        json_object *high = obj(st, "memory_high_set");
-        if (high)
-                printf("  memory.high   %s set by memgov\n",
-                       json_object_get_type(high) == json_type_string ? "max" : format_bytes(a, (uint64_t) json_object_get_int64(high)));
+        if (obj(st, "memory_high_set"))
+                printf("  memory.high   %s set by memgov\n", bytes_or_max(st, "memory_high_set", a));
 
         json_object *acts = obj(st, "actions");
         if (json_object_is_type(acts, json_type_object)) {
