@@ -9,6 +9,7 @@
 #include "memgov/actuator.h"
 #include "memgov/sessions.h"
 #include "memgov/sql.h"
+#include "memgov/strutil.h"
 #include "memgov/units.h"
 #include "trim.h"
 
@@ -96,17 +97,17 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         }
 
         /* Who, and why them: the log and status say it. */
-        size_t o = (size_t) snprintf(ret->detail, sizeof(ret->detail), "%s %u of %u session(s):",
-                                     c->dry_run ? "would reset" : "reset", k, list.n);
+        StrBuf detail;
+        strbuf_init(&detail, ret->detail, sizeof(ret->detail));
+        strbuf_printf(&detail, "%s %u of %u session(s):", c->dry_run ? "would reset" : "reset", k, list.n);
         uint64_t rss_before = 0;
         (void) process_rss(t->pid, &rss_before);
         unsigned killed = 0;
         for (unsigned i = 0; i < k; i++) {
                 const Session *s = &sessions[chosen[i]];
-                if (o < sizeof(ret->detail))
-                        o += (size_t) snprintf(ret->detail + o, sizeof(ret->detail) - o, " #%" PRIu64 " %s@%s (%s %s, %s)",
-                                               s->id, s->user, s->host, session_is_idle(s, &q) ? "idle" : s->command,
-                                               format_timespan(ti, s->time_s * USEC_PER_SEC), format_bytes(m, s->memory));
+                strbuf_printf(&detail, " #%" PRIu64 " %s@%s (%s %s, %s)", s->id, s->user, s->host,
+                              session_is_idle(s, &q) ? "idle" : s->command, format_timespan(ti, s->time_s * USEC_PER_SEC),
+                              format_bytes(m, s->memory));
                 if (c->dry_run)
                         continue;
                 char stmt[64];
@@ -141,10 +142,8 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         (void) process_rss(t->pid, &rss_after);
         ret->has_freed = true;
         ret->freed = rss_before > rss_after ? rss_before - rss_after : 0;
-        if (o < sizeof(ret->detail))
-                snprintf(ret->detail + o, sizeof(ret->detail) - o, "; %u ended; %s%s; RSS %s -> %s", killed,
-                         r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "", format_bytes(m, rss_before),
-                         format_bytes(ti, rss_after));
+        strbuf_printf(&detail, "; %u ended; %s%s; RSS %s -> %s", killed, r < 0 ? "trim failed: " : "trimmed",
+                      r < 0 ? why : "", format_bytes(m, rss_before), format_bytes(ti, rss_after));
         return killed > 0 ? 0 : -EIO;
 }
 
@@ -171,11 +170,10 @@ int reset_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 r = hook_run(p->reset_exec, &h, p->hook_timeout, c->dry_run, out, sizeof(out), why, sizeof(why));
                 if (r < 0)
                         snprintf(ret->detail, sizeof(ret->detail), "reset: %s", why);
-                else
-                        snprintf(ret->detail, sizeof(ret->detail), "reset: %s%s%s", c->dry_run ? "" : "ran ",
-                                 c->dry_run ? out : p->reset_exec, !c->dry_run && out[0] ? ": " : "");
-                if (r >= 0 && !c->dry_run && out[0])
-                        strncat(ret->detail, out, sizeof(ret->detail) - strlen(ret->detail) - 1);
+                else /* "would ..." as the hook's dry run says it, or "ran CMD: its last line" */
+                        snprintf(ret->detail, sizeof(ret->detail), "reset: %s%s%s%s", c->dry_run ? "" : "ran ",
+                                 c->dry_run ? out : p->reset_exec, !c->dry_run && out[0] ? ": " : "",
+                                 c->dry_run ? "" : out);
                 return r;
         }
         case RESET_SIGNAL:

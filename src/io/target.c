@@ -11,6 +11,7 @@
 #include "memgov/fileio.h"
 #include "memgov/parse-cgroup.h"
 #include "memgov/parse-proc.h"
+#include "memgov/strutil.h"
 #include "memgov/target.h"
 
 static const char *const kind_names[_TARGET_KIND_MAX] = {
@@ -107,11 +108,12 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
                 return -ESRCH;
         }
         if (n > 1) {
-                int k = snprintf(why, why_size, "%u processes named %s (", n, names);
-                for (unsigned i = 0; i < MIN(n, (unsigned) ELEMENTSOF(found)) && k > 0 && (size_t) k < why_size; i++)
-                        k += snprintf(why + k, why_size - (size_t) k, "%s%d", i ? ", " : "", (int) found[i]);
-                if (k > 0 && (size_t) k < why_size)
-                        snprintf(why + k, why_size - (size_t) k, "): choose one with --pid or --unit");
+                StrBuf b;
+                strbuf_init(&b, why, why_size);
+                strbuf_printf(&b, "%u processes named %s (", n, names);
+                for (unsigned i = 0; i < MIN(n, (unsigned) ELEMENTSOF(found)); i++)
+                        strbuf_printf(&b, "%s%d", i ? ", " : "", (int) found[i]);
+                strbuf_printf(&b, "): choose one with --pid or --unit");
                 return -ENOTUNIQ;
         }
         *ret = found[0];
@@ -347,9 +349,8 @@ static void describe(Target *t) {
                          t->has_cgroup ? t->cgroup : "no cgroup v2", pid[0] ? ", " : "", pid);
                 break;
         case TARGET_CGROUP:
-                snprintf(t->description, sizeof(t->description), "cgroup %s%s%s", t->cgroup, pid[0] ? " (" : "", pid);
-                if (pid[0])
-                        strncat(t->description, ")", sizeof(t->description) - strlen(t->description) - 1);
+                snprintf(t->description, sizeof(t->description), "cgroup %s%s%s%s", t->cgroup, pid[0] ? " (" : "", pid,
+                         pid[0] ? ")" : "");
                 break;
         default:
                 snprintf(t->description, sizeof(t->description), "%s%s%s%s%s%s", pid, t->has_cgroup ? " (" : "",
