@@ -29,9 +29,12 @@ def make_cgroup(data, cg, current, memory_max=256 * MB):
 
 
 def set_current(cg, current):
-    # Written in place, as the kernel updates it (an inotify IN_MODIFY for memory.events).
-    with open(os.path.join(cg, "db", "memory.current"), "w") as f:
+    # Replaced whole, never truncated then written: the daemon reads the file while the test moves
+    # the working set, and a kernel file read at any moment holds a complete value, never nothing.
+    path = os.path.join(cg, "db", "memory.current")
+    with open(path + ".new", "w") as f:
         f.write(f"{current}\n")
+    os.replace(path + ".new", path)
 
 
 def inactive_file(data):
