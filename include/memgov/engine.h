@@ -167,5 +167,11 @@ unsigned engine_leave(const Engine *e, Decision *ret, unsigned max);
 void engine_set_simulate(Engine *e, bool simulate);
 void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, EngineOutput *out);
 
+/* The earliest time (on engine_step's clock) the engine's own pacing of this kind allows it again:
+ * its cooldown after the last one, the backoff after a failure or a gain too small, and for
+ * memory.high the cooldown since memory.high last changed (by memgov or adopted). 0 = now. The
+ * level, the settle time after any action and the restart guard rails come on top. */
+usec_t engine_action_ready_at(const Engine *e, const Policy *p, ActionKind a);
+
 /* Restarts remembered across governor restarts: clock values as engine_step records them. */
 void engine_restore_restarts(Engine *e, const usec_t *clock, unsigned n);

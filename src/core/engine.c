@@ -703,6 +703,26 @@ static bool cooldown_over(const Tick *k, ActionKind a, Level l) {
         return st->last == 0 || k->now - st->last >= k->p->step[l].cooldown;
 }
 
+usec_t engine_action_ready_at(const Engine *e, const Policy *p, ActionKind a) {
+        /* The rung whose cooldown paces each kind; memory.max goes with the restart, not on its own. */
+        static const Level rung[_ACTION_KIND_MAX] = {
+                [ACTION_TRIM] = LEVEL_TRIM, [ACTION_SET_HIGH] = LEVEL_THROTTLE, [ACTION_SET_MAX] = LEVEL_NORMAL,
+                [ACTION_RESET] = LEVEL_RESET, [ACTION_RESTART] = LEVEL_RESTART,
+        };
+        const ActionState *st = &e->act[a];
+        usec_t ready = 0;
+
+        if (a == ACTION_SET_HIGH) {
+                /* plan_high: lowered again only a throttle cooldown after it last changed. */
+                if (e->high_known)
+                        ready = e->high_changed + p->step[LEVEL_THROTTLE].cooldown;
+        } else if (rung[a] != LEVEL_NORMAL && st->last)
+                ready = st->last + p->step[rung[a]].cooldown;
+        if (st->spent && st->backoff_until > ready)
+                ready = st->backoff_until;
+        return ready;
+}
+
 static void act(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;

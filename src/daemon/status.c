@@ -77,28 +77,19 @@ static json_object *sample_json(const Sample *s) {
 static json_object *actions_json(const Manager *m) {
         json_object *a = json_object_new_object();
         const Engine *e = m->engine;
-        static const struct {
-                ActionKind kind;
-                Level level;
-        } list[] = {
-                { ACTION_TRIM, LEVEL_TRIM },     { ACTION_SET_HIGH, LEVEL_THROTTLE }, { ACTION_SET_MAX, LEVEL_RESTART },
-                { ACTION_RESET, LEVEL_RESET },   { ACTION_RESTART, LEVEL_RESTART },
-        };
+        static const ActionKind list[] = { ACTION_TRIM, ACTION_SET_HIGH, ACTION_SET_MAX, ACTION_RESET, ACTION_RESTART };
         usec_t now = m->last.now;
         for (size_t i = 0; i < ELEMENTSOF(list); i++) {
-                const ActionState *st = &e->act[list[i].kind];
+                const ActionState *st = &e->act[list[i]];
                 json_object *o = json_object_new_object();
                 json_object_object_add(o, "count", json_object_new_int((int) st->count));
                 json_object_object_add(o, "last_s_ago", st->last ? json_object_new_uint64((now - st->last) / USEC_PER_SEC) : NULL);
-                usec_t cd = m->policy.step[list[i].level].cooldown;
-                usec_t next = st->last ? st->last + cd : 0;
-                if (st->spent && st->backoff_until > next)
-                        next = st->backoff_until;
+                usec_t next = engine_action_ready_at(e, &m->policy, list[i]);
                 json_object_object_add(o, "ready_in_s", next > now ? json_object_new_uint64((next - now) / USEC_PER_SEC) : json_object_new_int(0));
                 json_object_object_add(o, "not_helping", json_object_new_boolean(st->spent));
-                json_object_object_add(o, "last_gain", st->count && !st->pending && (list[i].kind == ACTION_TRIM || list[i].kind == ACTION_RESET)
+                json_object_object_add(o, "last_gain", st->count && !st->pending && (list[i] == ACTION_TRIM || list[i] == ACTION_RESET)
                                                                ? json_object_new_int64(st->last_gain) : NULL);
-                json_object_object_add(a, action_kind_to_string(list[i].kind), o);
+                json_object_object_add(a, action_kind_to_string(list[i]), o);
         }
         return a;
 }

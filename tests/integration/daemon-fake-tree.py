@@ -109,8 +109,21 @@ def run(tmp):
         fail(f"status: memory {st['sample']['memory']}")
     if not any("would trim" in h["line"] for h in st["history"]):
         fail("status: the trim is not in the history")
+    # "next in": the engine's own pacing of the trim, from fast.ini: its 10 s cooldown counted from
+    # the trim or, held back for freeing nothing (a dry run frees nothing), its 20 s backoff
+    # counted from when that was judged, within settle (3 s) of the trim. Both figures are
+    # rounded down to the second.
+    trim = st["actions"]["trim"]
+    if trim["count"] < 1 or trim["last_s_ago"] is None:
+        fail(f"status: no trim counted: {trim}")
+    lo, hi = (20, 24) if trim["not_helping"] else (10, 10)
+    paced = trim["last_s_ago"] + trim["ready_in_s"]
+    if not (lo - 1 <= paced <= hi if trim["ready_in_s"] > 0 else trim["last_s_ago"] >= lo - 1):
+        fail(f"status: trim {trim['last_s_ago']}s ago, ready in {trim['ready_in_s']}s, not helping "
+             f"{trim['not_helping']}: expected {lo}-{hi}s from the trim to the next")
     ok(f"status over the control socket: level {st['level']}, {st['samples']} samples, "
-       f"{len(st['history'])} decisions in the history")
+       f"{len(st['history'])} decisions in the history; trim {trim['last_s_ago']}s ago, next in "
+       f"{trim['ready_in_s']}s{' (not helping)' if trim['not_helping'] else ''}")
     text = subprocess.run([MEMGOV, "status", "--socket", sock], capture_output=True, text=True, check=True).stdout
     if "working set" not in text or "mariadbd pid 4242" not in text:
         fail(f"status table:\n{text}")

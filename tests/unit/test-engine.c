@@ -112,6 +112,14 @@ static const Decision *find_text(const Sim *sim, DecisionKind k, const char *tex
         return NULL;
 }
 
+/* When the last decision of this kind was taken, 0 if none. */
+static usec_t last_at(const Sim *sim, DecisionKind k) {
+        for (unsigned i = sim->n; i > 0; i--)
+                if (sim->log[i - 1].kind == k)
+                        return sim->at[i - 1];
+        return 0;
+}
+
 static void dump(const Sim *sim) {
         for (unsigned i = 0; i < sim->n; i++)
                 fprintf(stderr, "  %6" PRIu64 "s %-12s %s\n", sim->at[i] / SEC, decision_kind_to_string(sim->log[i].kind),
@@ -187,6 +195,10 @@ static void test_trim_on_threshold_and_cooldown(void **state) {
         expect(strstr(l->reason, "working set 8G = 80% of 10G budget"));
         expect(t && t->trim_method == TRIM_AUTO);
         expect(sim->out.next_sample == 1 * SEC);
+        /* What `status` shows as "next in": the trim cooldown from now; nothing else has run. */
+        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_TRIM) == sim->now + 10 * 60 * SEC);
+        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_RESET) == 0);
+        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_MAX) == 0);
 
         /* The trim worked: the injector measured 512M given back, and the next sample shows it. */
         sim->s.reported = 1u << ACTION_TRIM;
@@ -355,6 +367,8 @@ static void test_throttle_planner(void **state) {
         }
         expect(steps >= 1);
         expect(sim->e.high_set == want);
+        /* memory.high is paced from its last change, whatever the kind of that change. */
+        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_HIGH) == last_at(sim, DECISION_SET_HIGH) + 5 * SEC);
 
         /* The server stalls on memory.high: PSI full over the guard raises it at once. */
         unsigned mark = sim->n;
@@ -393,6 +407,11 @@ static void test_foreign_memory_high_adopted(void **state) {
         expect(ev && strstr(ev->reason, "memory.high is 8G, not the 9.7G memgov set"));
         expect(count(sim, DECISION_SET_HIGH, mark) == 0);
         expect(sim->e.high_set == 8 * GB);
+        /* Adopting it counts as a change: the throttle cooldown runs from there, not from memgov's
+         * last write (the approximation `status` once made). */
+        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_HIGH) ==
+               last_at(sim, DECISION_EVENT) + sim->p.step[LEVEL_THROTTLE].cooldown);
+        expect(last_at(sim, DECISION_EVENT) > last_at(sim, DECISION_SET_HIGH));
         check_invariants(sim);
         free(sim);
 
@@ -578,6 +597,8 @@ static void test_failures(void **state) {
         const Decision *e = find_text(sim, DECISION_EFFECT, "trim failed: not tried again for 1h", 0);
         expect(e && e->action == ACTION_TRIM);
         expect(sim->e.act[ACTION_TRIM].spent);
+        /* The backoff (1h) outlasts the cooldown (10m): it is what "next in" shows. */
+        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_TRIM) == sim->now + 60 * 60 * SEC);
         /* No measurement of an action that failed. */
         sim_run(sim, 60 * SEC, SEC);
         expect(!find_text(sim, DECISION_EFFECT, "trim freed", 0));
