@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <systemd/sd-bus.h>
 
+#include "memgov/parse-proc.h"
 #include "memgov/roots.h"
 #include "memgov/systemd-bus.h"
 
@@ -52,3 +53,6 @@ void target_release(Target *t);
 /* Finds the main process of the servers named in names ("mariadbd,mysqld") under /proc:
  * one whose parent is not one of them. -ESRCH when none, -ENOTUNIQ when several (listed in why). */
 int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, size_t why_size);
+/* /proc/PID/stat under the proc root proc_fd (AT_FDCWD: the host's /proc), parsed. -ESRCH when
+ * there is no such process. */
+int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret);

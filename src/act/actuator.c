@@ -5,17 +5,12 @@
 
 #include "../act/trim.h"
 #include "memgov/actuator.h"
-#include "memgov/fileio.h"
 #include "memgov/parse-proc.h"
 #include "memgov/units.h"
 
 int action_target_check(const ActionTarget *t) {
-        char path[64], buf[1024];
         ProcStat st;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) t->pid);
-        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
-        if (n < 0 || parse_proc_stat(buf, (size_t) n, &st) < 0 || (t->starttime && st.starttime != t->starttime))
+        if (proc_read_stat(AT_FDCWD, t->pid, &st) < 0 || (t->starttime && st.starttime != t->starttime))
                 return -ESRCH;
         return 0;
 }

@@ -61,9 +61,9 @@ static int read_comm(int proc_fd, pid_t pid, char *buf, size_t size) {
         return 0;
 }
 
-static int read_stat(int proc_fd, pid_t pid, ProcStat *ret) {
+int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret) {
         char path[64], buf[1024];
-        snprintf(path, sizeof(path), "%d/stat", (int) pid);
+        snprintf(path, sizeof(path), "%s%d/stat", proc_fd == AT_FDCWD ? "/proc/" : "", (int) pid);
         ssize_t n = read_small_file_at(proc_fd, path, buf, sizeof(buf));
         if (n < 0)
                 return n == -ENOENT ? -ESRCH : (int) n;
@@ -92,7 +92,7 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
                 if (read_comm(dirfd(d), (pid_t) pid, comm, sizeof(comm)) < 0 || !name_in_list(comm, names))
                         continue;
                 /* A server's helper processes (or threads shown as tasks) have it as parent. */
-                if (read_stat(dirfd(d), (pid_t) pid, &st) < 0)
+                if (proc_read_stat(dirfd(d), (pid_t) pid, &st) < 0)
                         continue;
                 char pcomm[64];
                 if (st.ppid > 0 && read_comm(dirfd(d), st.ppid, pcomm, sizeof(pcomm)) == 0 && name_in_list(pcomm, names))
@@ -443,7 +443,7 @@ int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why
 
         if (t->pid > 0) {
                 ProcStat st;
-                if (read_stat(r->proc_fd, t->pid, &st) == 0) {
+                if (proc_read_stat(r->proc_fd, t->pid, &st) == 0) {
                         t->starttime = st.starttime;
                         (void) read_comm(r->proc_fd, t->pid, t->comm, sizeof(t->comm));
                 } else if (!t->has_cgroup) {
