@@ -19,7 +19,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_tree import MB, make_tree, set_current  # noqa: E402
+from fake_tree import Checks, MB, make_tree, set_current  # noqa: E402
 
 MEMGOV, SRC = sys.argv[1], sys.argv[2]
 DATA = os.path.join(SRC, "tests", "data")
@@ -28,10 +28,8 @@ WARMUP, MEASURE = 15, 45
 # mlockall is a no-op: there the run checks the rest (and LeakSanitizer checks the exit).
 SANITIZED = os.environ.get("MEMGOV_SANITIZED") == "1"
 
-
-def fail(msg):
-    print(f"steady-state: FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
+CHECKS = Checks("steady-state")
+fail, wait_for = CHECKS.fail, CHECKS.wait_for
 
 
 def main():
@@ -53,10 +51,7 @@ def main():
         d = subprocess.Popen([MEMGOV, "run", "--dry-run", "--cgroup-root", cg, "--proc-root", proc, "--cgroup", "/db",
                               "--policy", policy, "--socket", sock, "--state-dir", tmp,
                               "--record", os.path.join(tmp, "trace.csv")], stderr=log)
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.1)
+        wait_for(lambda: os.path.exists(sock), "the control socket", timeout=10)
         start = time.monotonic()
         points = []
         step = 0
