@@ -28,6 +28,9 @@ _printf_(4, 5) void log_struct(int level, const char *message_id, const char *co
 
 #define log_error_errno(error, ...) log_full_errno(LOG_ERR, (error), __VA_ARGS__)
 #define log_warning_errno(error, ...) log_full_errno(LOG_WARNING, (error), __VA_ARGS__)
+#define log_notice_errno(error, ...) log_full_errno(LOG_NOTICE, (error), __VA_ARGS__)
+#define log_info_errno(error, ...) log_full_errno(LOG_INFO, (error), __VA_ARGS__)
+#define log_debug_errno(error, ...) log_full_errno(LOG_DEBUG, (error), __VA_ARGS__)
 #define log_error(...) log_full_errno(LOG_ERR, 0, __VA_ARGS__)
 #define log_warning(...) log_full_errno(LOG_WARNING, 0, __VA_ARGS__)
 #define log_notice(...) log_full_errno(LOG_NOTICE, 0, __VA_ARGS__)

@@ -112,8 +112,8 @@ int log_full_errno(int level, int error, const char *fmt, ...) {
         va_list ap;
 
         if (level <= max_level) {
-                /* %m in fmt refers to error, as in systemd. */
-                errno = abs(error);
+                /* %m in fmt refers to error, as in systemd; without one, to the caller's errno. */
+                errno = error != 0 ? abs(error) : saved;
                 va_start(ap, fmt);
                 vsnprintf(msg, sizeof(msg), fmt, ap);
                 va_end(ap);
