@@ -204,7 +204,8 @@ static int watch_process(Manager *m) {
 
         m->pidfd = pidfd_open(m->target.pid, 0);
         if (m->pidfd < 0)
-                return log_debug("pidfd_open(%d): %m; the exit is noticed at the next sample", (int) m->target.pid);
+                return log_debug_errno(negative_errno(), "pidfd_open(%d): %m; the exit is noticed at the next sample",
+                                       (int) m->target.pid);
         r = sd_event_add_io(m->event, &m->pidfd_source, m->pidfd, EPOLLIN, on_pidfd, m);
         if (r < 0)
                 return log_warning_errno(r, "cannot watch the server process: %m");
@@ -692,9 +693,6 @@ static int drop_privileges(Manager *m) {
         if (r < 0)
                 return r;
         m->caps = kept;
-        privileges_to_string(kept, text, sizeof(text));
-        if (!m->opts.quiet)
-                log_info("capabilities kept: %s", text);
         /* CAP_SYS_RESOURCE and CAP_IPC_LOCK make memgov better, not able: without them a PSI
          * trigger needs a 2 s window and the memory lock its RLIMIT_MEMLOCK, said where they fail. */
         uint64_t missing = keep & ~kept & ~((UINT64_C(1) << CAP_SYS_RESOURCE) | (UINT64_C(1) << CAP_IPC_LOCK));
@@ -768,11 +766,6 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 r = -ENOMEM;
                 goto fail;
         }
-        r = action_worker_start(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata);
-        if (r < 0) {
-                log_error_errno(r, "cannot start the action thread: %m");
-                goto fail;
-        }
 
         if (o->record_path) {
                 m->record = fopen(o->record_path, "we");
@@ -801,9 +794,6 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 goto fail;
         (void) sd_event_set_watchdog(m->event, true);
 
-        r = sd_event_add_io(m->event, &m->worker_source, m->worker.eventfd, EPOLLIN, on_worker, m);
-        if (r < 0)
-                goto fail;
         r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, m);
         if (r < 0)
                 goto fail;
@@ -838,6 +828,26 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         r = drop_privileges(m);
         if (r < 0)
                 goto fail;
+        /* Threads only now: a thread started before the drop would keep every capability (the
+         * action thread ptraces, parses the target's libc, talks SQL and starts the hooks). */
+        r = action_worker_start(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata);
+        if (r < 0) {
+                log_error_errno(r, "cannot start the action thread: %m");
+                goto fail;
+        }
+        r = sd_event_add_io(m->event, &m->worker_source, m->worker.eventfd, EPOLLIN, on_worker, m);
+        if (r < 0)
+                goto fail;
+        r = privileges_check_threads(message, sizeof(message));
+        if (r < 0) {
+                log_error_errno(r, "capabilities differ between memgov's threads: %s; refusing to run", message);
+                goto fail;
+        }
+        if (!o->quiet) {
+                char text[256];
+                privileges_to_string(m->caps, text, sizeof(text));
+                log_info("capabilities kept: %s", text);
+        }
         m->started = now_clock(CLOCK_MONOTONIC);
         if (!o->quiet && !o->record_only)
                 log_info("policy: %s%s", m->policy_origin, m->opts.dry_run ? "; dry run: nothing will be changed" : "");

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <stdio.h>
@@ -7,7 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "memgov/fileio.h"
 #include "memgov/log.h"
+#include "memgov/strutil.h"
 #include "privileges-drop.h"
 
 static int capget_raw(struct __user_cap_data_struct data[2]) {
@@ -68,4 +73,65 @@ int privileges_drop(uint64_t keep, uint64_t *ret_kept) {
                 return log_error_errno(r, "cannot drop capabilities: %m");
         *ret_kept = kept;
         return 0;
+}
+
+/* One thread's five sets, from the Cap* lines of its status file. */
+static int thread_caps(int task_fd, const char *tid, uint64_t sets[5]) {
+        static const char *const keys[5] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+        char path[64], buf[4096];
+        unsigned found = 0;
+
+        snprintf(path, sizeof(path), "%s/status", tid);
+        ssize_t n = read_small_file_at(task_fd, path, buf, sizeof(buf));
+        if (n < 0)
+                return (int) n;
+        for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+                for (unsigned i = 0; i < 5; i++)
+                        if (strncmp(line, keys[i], strlen(keys[i])) == 0 &&
+                            sscanf(line + strlen(keys[i]), "%" SCNx64, &sets[i]) == 1)
+                                found |= 1u << i;
+        return found == 0x1f ? 0 : -EBADMSG;
+}
+
+int privileges_check_threads(char *why, size_t why_size) {
+        static const char *const names[5] = { "inheritable", "permitted", "effective", "bounding", "ambient" };
+        uint64_t first[5], sets[5];
+        char first_tid[16] = "";
+
+        _cleanup_close_ int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                snprintf(why, why_size, "cannot list memgov's threads: %m");
+                return negative_errno();
+        }
+        fd = -1; /* owned by d now */
+        int r = 0;
+        struct dirent *de;
+        while (r == 0 && (de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if ((r = thread_caps(dirfd(d), de->d_name, sets)) < 0) {
+                        if (r == -ENOENT || r == -ESRCH) { /* a thread that just ended */
+                                r = 0;
+                                continue;
+                        }
+                        snprintf(why, why_size, "cannot read the capabilities of thread %s: %s", de->d_name,
+                                 strerror(-r));
+                        break;
+                }
+                if (!first_tid[0]) {
+                        memcpy(first, sets, sizeof(first));
+                        snprintf(first_tid, sizeof(first_tid), "%s", de->d_name);
+                        continue;
+                }
+                for (unsigned i = 0; i < 5; i++)
+                        if (sets[i] != first[i]) {
+                                snprintf(why, why_size, "thread %s has the %s set %016" PRIx64 ", thread %s %016" PRIx64,
+                                         de->d_name, names[i], sets[i], first_tid, first[i]);
+                                r = -EPERM;
+                                break;
+                        }
+        }
+        closedir(d);
+        return r;
 }
