@@ -70,6 +70,12 @@ typedef struct ProcMaps {
 
 int parse_proc_maps(const char *buf, size_t len, ProcMaps *ret);
 
+/* The same, one line at a time (without its '\n'), for a reader that streams the file: init,
+ * add every line (blank ones are skipped), finish (-ENODATA when no mapping was seen). */
+void proc_maps_init(ProcMaps *m);
+int proc_maps_add_line(ProcMaps *m, const char *line, size_t len);
+int proc_maps_finish(ProcMaps *m);
+
 /* /proc/PID/stat: the fields memgov needs. comm may contain spaces and parentheses. */
 typedef struct ProcStat {
         char state;
@@ -90,6 +96,9 @@ int parse_meminfo(const char *buf, size_t len, MemInfo *ret);
 /* The mapping of /proc/PID/maps that contains addr: -ENOENT when none does. */
 int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end,
                    char ret_perms[static 5]);
+/* The range and permissions of one line of /proc/PID/maps: -ENODATA for a blank line. */
+int proc_maps_line_range(const char *line, size_t len, uint64_t *ret_start, uint64_t *ret_end,
+                         char ret_perms[static 5]);
 
 /* /proc/PID/net/unix: the path of a listening stream socket whose inode is among inodes
  * (the sockets a process holds, from its /proc/PID/fd links). -ENOENT when none. */

@@ -346,68 +346,87 @@ static int record_lib(MappedLib *lib, Span path, bool deleted, uint64_t start, u
 /* /proc/PID/maps, e.g.:
  *   7f3a1c000000-7f3a1c021000 rw-p 00000000 00:00 0
  *   7f3a20a28000-7f3a20a4e000 r--p 00000000 fe:01 1046534                    /usr/lib/x86_64-linux-gnu/libc.so.6
- */
+ * One line at a time, so that a reader may stream the file through a fixed buffer: a server
+ * may have hundreds of thousands of mappings. */
+void proc_maps_init(ProcMaps *m) {
+        *m = (ProcMaps) {};
+}
+
+int proc_maps_add_line(ProcMaps *m, const char *line, size_t len) {
+        Span range, perms, off, dev, ino, rest = { line, len };
+        uint64_t start, end, offset, inode, maj, min;
+
+        /* Kernel text files never contain NUL; one means the input is not what we think it is. */
+        if (memchr(line, '\0', len))
+                return -EBADMSG;
+        if (len == 0)
+                return 0;
+        if (!span_next_field(&rest, " ", &range) || !span_next_field(&rest, " ", &perms) ||
+            !span_next_field(&rest, " ", &off) || !span_next_field(&rest, " ", &dev) ||
+            !span_next_field(&rest, " ", &ino))
+                return -EBADMSG;
+
+        if (perms.n != 4 || span_to_x64_pair(range, '-', &start, &end) < 0 || span_to_x64(off, &offset) < 0 ||
+            span_to_x64_pair(dev, ':', &maj, &min) < 0 || span_to_u64(ino, &inode) < 0 || end < start ||
+            maj > UINT32_MAX || min > UINT32_MAX)
+                return -EBADMSG;
+
+        Span path = span_strip(rest);
+        bool deleted = false;
+        if (path.n > STRLEN(" (deleted)") && span_endswith(path, " (deleted)")) {
+                path.n -= STRLEN(" (deleted)");
+                deleted = true;
+        }
+
+        m->mappings++;
+        bool anon = path.n == 0 || span_eq(path, "[heap]") || span_startswith(path, "[anon:");
+        if (anon && perms.p[0] == 'r' && perms.p[1] == 'w' && perms.p[3] == 'p') {
+                m->anon_rw++;
+                m->anon_rw_bytes += end - start;
+        }
+        if (path.n == 0 || path.p[0] != '/')
+                return 0;
+
+        Span base = path_basename(path);
+        MappedLib *lib = NULL;
+        if (is_glibc_libc(base))
+                lib = &m->libc;
+        else if (span_startswith(base, "libjemalloc.so")) {
+                m->allocator = ALLOCATOR_JEMALLOC;
+                lib = &m->allocator_lib;
+        } else if (span_startswith(base, "libtcmalloc") && span_contains(base, ".so")) {
+                m->allocator = ALLOCATOR_TCMALLOC;
+                lib = &m->allocator_lib;
+        }
+        if (lib)
+                return record_lib(lib, path, deleted, start, end, offset, (unsigned) maj, (unsigned) min, inode);
+        return 0;
+}
+
+int proc_maps_finish(ProcMaps *m) {
+        if (m->mappings == 0)
+                return -ENODATA;
+        /* A preloaded or linked jemalloc/tcmalloc replaces malloc; otherwise glibc's is in use. */
+        if (m->allocator == ALLOCATOR_UNKNOWN && m->libc.found)
+                m->allocator = ALLOCATOR_GLIBC;
+        return 0;
+}
+
 int parse_proc_maps(const char *buf, size_t len, ProcMaps *ret) {
-        ProcMaps m = {};
+        ProcMaps m;
         LineCursor c;
         Span line;
         int r;
 
+        proc_maps_init(&m);
         line_cursor_init(&c, buf, len);
-        while ((r = line_next(&c, &line)) > 0) {
-                Span range, perms, off, dev, ino, rest = line;
-                uint64_t start, end, offset, inode, maj, min;
-
-                if (line.n == 0)
-                        continue;
-                if (!span_next_field(&rest, " ", &range) || !span_next_field(&rest, " ", &perms) ||
-                    !span_next_field(&rest, " ", &off) || !span_next_field(&rest, " ", &dev) ||
-                    !span_next_field(&rest, " ", &ino))
-                        return -EBADMSG;
-
-                if (perms.n != 4 || span_to_x64_pair(range, '-', &start, &end) < 0 || span_to_x64(off, &offset) < 0 ||
-                    span_to_x64_pair(dev, ':', &maj, &min) < 0 || span_to_u64(ino, &inode) < 0 || end < start ||
-                    maj > UINT32_MAX || min > UINT32_MAX)
-                        return -EBADMSG;
-
-                Span path = span_strip(rest);
-                bool deleted = false;
-                if (path.n > STRLEN(" (deleted)") && span_endswith(path, " (deleted)")) {
-                        path.n -= STRLEN(" (deleted)");
-                        deleted = true;
-                }
-
-                m.mappings++;
-                bool anon = path.n == 0 || span_eq(path, "[heap]") || span_startswith(path, "[anon:");
-                if (anon && perms.p[0] == 'r' && perms.p[1] == 'w' && perms.p[3] == 'p') {
-                        m.anon_rw++;
-                        m.anon_rw_bytes += end - start;
-                }
-                if (path.n == 0 || path.p[0] != '/')
-                        continue;
-
-                Span base = path_basename(path);
-                MappedLib *lib = NULL;
-                if (is_glibc_libc(base))
-                        lib = &m.libc;
-                else if (span_startswith(base, "libjemalloc.so")) {
-                        m.allocator = ALLOCATOR_JEMALLOC;
-                        lib = &m.allocator_lib;
-                } else if (span_startswith(base, "libtcmalloc") && span_contains(base, ".so")) {
-                        m.allocator = ALLOCATOR_TCMALLOC;
-                        lib = &m.allocator_lib;
-                }
-                if (lib && (r = record_lib(lib, path, deleted, start, end, offset, (unsigned) maj,
-                                           (unsigned) min, inode)) < 0)
+        while ((r = line_next(&c, &line)) > 0)
+                if ((r = proc_maps_add_line(&m, line.p, line.n)) < 0)
                         return r;
-        }
         if (r < 0)
                 return r;
-        if (m.mappings == 0)
-                return -ENODATA;
-        /* A preloaded or linked jemalloc/tcmalloc replaces malloc; otherwise glibc's is in use. */
-        if (m.allocator == ALLOCATOR_UNKNOWN && m.libc.found)
-                m.allocator = ALLOCATOR_GLIBC;
+        if ((r = proc_maps_finish(&m)) < 0)
+                return r;
         *ret = m;
         return 0;
 }
@@ -498,6 +517,25 @@ int parse_meminfo(const char *buf, size_t len, MemInfo *ret) {
         return 0;
 }
 
+int proc_maps_line_range(const char *line, size_t len, uint64_t *ret_start, uint64_t *ret_end,
+                         char ret_perms[static 5]) {
+        Span range, perms, rest = { line, len };
+        uint64_t start, end;
+
+        if (memchr(line, '\0', len))
+                return -EBADMSG;
+        if (len == 0)
+                return -ENODATA;
+        if (!span_next_field(&rest, " ", &range) || !span_next_field(&rest, " ", &perms) || perms.n != 4 ||
+            span_to_x64_pair(range, '-', &start, &end) < 0)
+                return -EBADMSG;
+        *ret_start = start;
+        *ret_end = end;
+        memcpy(ret_perms, perms.p, 4);
+        ret_perms[4] = '\0';
+        return 0;
+}
+
 int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end,
                    char ret_perms[static 5]) {
         LineCursor c;
@@ -506,19 +544,18 @@ int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_sta
 
         line_cursor_init(&c, buf, len);
         while ((r = line_next(&c, &line)) > 0) {
-                Span range, perms;
                 uint64_t start, end;
+                char perms[5];
+                r = proc_maps_line_range(line.p, line.n, &start, &end, perms);
                 /* Blank lines are skipped, as parse_proc_maps() skips them. */
-                if (line.n == 0)
+                if (r == -ENODATA)
                         continue;
-                if (!span_next_field(&line, " ", &range) || !span_next_field(&line, " ", &perms) || perms.n != 4 ||
-                    span_to_x64_pair(range, '-', &start, &end) < 0)
-                        return -EBADMSG;
+                if (r < 0)
+                        return r;
                 if (addr >= start && addr < end) {
                         *ret_start = start;
                         *ret_end = end;
-                        memcpy(ret_perms, perms.p, 4);
-                        ret_perms[4] = '\0';
+                        memcpy(ret_perms, perms, 5);
                         return 0;
                 }
         }

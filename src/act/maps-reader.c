@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "maps-reader.h"
+
+int maps_read(pid_t pid, int (*fn)(const char *line, size_t len, void *userdata), void *userdata) {
+        char path[64];
+        size_t have = 0;
+        int r = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESRCH : negative_errno();
+        /* On the heap: the action worker's thread has a small stack. */
+        _cleanup_free_ char *buf = malloc(MAPS_LINE_MAX + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                if (have == MAPS_LINE_MAX)
+                        return -E2BIG; /* no newline in a whole buffer */
+                ssize_t k = read(fd, buf + have, MAPS_LINE_MAX - have);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return errno == ESRCH ? -ESRCH : negative_errno();
+                }
+                if (k == 0)
+                        break;
+                have += (size_t) k;
+
+                char *p = buf, *end = buf + have, *nl;
+                while ((nl = memchr(p, '\n', (size_t) (end - p)))) {
+                        if ((r = fn(p, (size_t) (nl - p), userdata)) != 0)
+                                return r < 0 ? r : 0;
+                        p = nl + 1;
+                }
+                have = (size_t) (end - p);
+                memmove(buf, p, have);
+        }
+        /* A last line without '\n'. */
+        if (have > 0 && (r = fn(buf, have, userdata)) != 0)
+                return r < 0 ? r : 0;
+        return 0;
+}
+
+static int add_line(const char *line, size_t len, void *userdata) {
+        return proc_maps_add_line(userdata, line, len);
+}
+
+int maps_read_summary(pid_t pid, ProcMaps *ret) {
+        ProcMaps m;
+        int r;
+
+        proc_maps_init(&m);
+        if ((r = maps_read(pid, add_line, &m)) < 0)
+                return r;
+        if ((r = proc_maps_finish(&m)) < 0)
+                return r;
+        *ret = m;
+        return 0;
+}
+
+typedef struct FindState {
+        uint64_t addr, start, end;
+        char perms[5];
+        bool found;
+} FindState;
+
+static int find_line(const char *line, size_t len, void *userdata) {
+        FindState *f = userdata;
+        uint64_t start, end;
+        char perms[5];
+
+        int r = proc_maps_line_range(line, len, &start, &end, perms);
+        if (r == -ENODATA)
+                return 0;
+        if (r < 0)
+                return r;
+        if (f->addr < start || f->addr >= end)
+                return 0;
+        f->start = start;
+        f->end = end;
+        memcpy(f->perms, perms, sizeof(perms));
+        f->found = true;
+        return 1;
+}
+
+int maps_read_find(pid_t pid, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end, char ret_perms[static 5]) {
+        FindState f = { .addr = addr };
+        int r = maps_read(pid, find_line, &f);
+        if (r < 0)
+                return r;
+        if (!f.found)
+                return -ENOENT;
+        *ret_start = f.start;
+        *ret_end = f.end;
+        memcpy(ret_perms, f.perms, sizeof(f.perms));
+        return 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/types.h>
+
+#include "memgov/parse-proc.h"
+
+/* /proc/PID/maps streamed through a fixed buffer, one line at a time: what memgov allocates does
+ * not grow with the target's mappings (a server may have hundreds of thousands, and memgov's
+ * own memory limit is small). A line longer than MAPS_LINE_MAX is refused with -E2BIG. */
+
+#define MAPS_LINE_MAX (PATH_MAX + 256)
+
+/* Calls fn with each line (without its '\n'); a negative return stops with that error, a
+ * positive one stops with success (found). -ESRCH when the process is gone. */
+int maps_read(pid_t pid, int (*fn)(const char *line, size_t len, void *userdata), void *userdata);
+
+/* parse_proc_maps() over the stream. */
+int maps_read_summary(pid_t pid, ProcMaps *ret);
+
+/* proc_maps_find() over the stream: -ENOENT when no mapping holds addr. */
+int maps_read_find(pid_t pid, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end, char ret_perms[static 5]);
