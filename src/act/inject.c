@@ -2,6 +2,8 @@
 #include <cpuid.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +18,11 @@
 
 #include "inject-layout.h"
 #include "inject.h"
+#include "maps-reader.h"
 #include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/parse-proc.h"
+#include "memgov/target.h"
 
 extern const uint8_t memgov_inject_stub_start[], memgov_inject_stub_end[];
 
@@ -203,14 +207,35 @@ static void phase(const InjectRequest *q, int p) {
         }
 }
 
-static int wait_stop(pid_t tid, int *ret_status) {
+/* How long a thread may take to reach a ptrace stop. A thread stops within microseconds, except
+ * one that entered, between our check and the interrupt, a wait no stop can break (the parent
+ * side of vfork(), until its child execs or exits). */
+#define STOP_TIMEOUT (2 * USEC_PER_SEC)
+
+/* Waits for tid's next stop until deadline: polled, so that a thread that never stops cannot
+ * wedge memgov's worker. A few yields first: the stop usually comes within microseconds, and
+ * the thread is held meanwhile. */
+static int wait_stop(pid_t tid, usec_t deadline, int *ret_status) {
+        usec_t start = now_clock(CLOCK_MONOTONIC);
         for (;;) {
-                pid_t r = waitpid(tid, ret_status, __WALL);
+                pid_t r = waitpid(tid, ret_status, __WALL | WNOHANG);
                 if (r == tid)
                         return 0;
                 if (r < 0 && errno == EINTR)
                         continue;
-                return r < 0 ? negative_errno() : -ECHILD;
+                if (r < 0)
+                        return negative_errno();
+                if (r != 0)
+                        return -ECHILD;
+                usec_t now = now_clock(CLOCK_MONOTONIC);
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                if (now - start < USEC_PER_MSEC)
+                        sched_yield();
+                else {
+                        struct timespec ts = { .tv_nsec = 1000 * 1000 };
+                        nanosleep(&ts, NULL);
+                }
         }
 }
 
@@ -293,31 +318,32 @@ static int poke_stub(pid_t tid, uint64_t addr, char *why, size_t why_size) {
         return 0;
 }
 
-static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_skip, InjectReport *ret, char *why,
-                       size_t why_size) {
-        struct user_regs_struct regs, entry;
-        char path[64];
-        long nr;
+/* The part of an injection done as the thread's tracer, from PTRACE_SEIZE to PTRACE_DETACH. It
+ * runs in a short-lived thread of its own: ptrace ties a tracee to the tracer *thread*, and the
+ * kernel detaches every tracee of a thread that exits, clearing a pending PTRACE_INTERRUPT. So
+ * a thread that would not stop in time (PTRACE_DETACH needs a stopped tracee) is let go by
+ * ending the tracer thread, not left traced with a stop to come that nobody would wait for. */
+typedef struct Hold {
+        const InjectRequest *q;
         pid_t tid;
-        int status, r;
-
-        *ret = (InjectReport) {};
-        why[0] = '\0';
-        r = inject_choose_thread(q->pid, q->tid, skip, n_skip, &tid, &nr, why, why_size);
-        if (r < 0)
-                return r;
-        ret->tid = tid;
-        ret->syscall_nr = nr;
-        ret->syscall_name = syscall_name(nr);
-        if (q->dry_run)
-                return 0;
-
+        long nr;
         bool stub_present;
-        r = check_stub(q->pid, q->stub_addr, &stub_present, why, why_size);
-        if (r < 0)
-                return r;
-        if (!stub_present)
-                stub_present = write_stub_early(q->pid, q->stub_addr);
+        InjectReport *ret;
+        char *why;
+        size_t why_size;
+        uint64_t mailbox, seq; /* set once the thread runs the stub */
+        usec_t detached;
+        int r;
+} Hold;
+
+static int hold(Hold *h) {
+        const InjectRequest *q = h->q;
+        pid_t tid = h->tid;
+        long nr = h->nr;
+        char *why = h->why;
+        size_t why_size = h->why_size;
+        struct user_regs_struct regs, entry;
+        int status, r;
 
         /* No PTRACE_O_EXITKILL, ever: if we die, the thread must go on. */
         if (ptrace(PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0) {
@@ -327,16 +353,19 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         }
         phase(q, INJECT_PHASE_SEIZED);
         usec_t t0 = now_clock(CLOCK_MONOTONIC);
-        if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0 || wait_stop(tid, &status) < 0) {
+        if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
                 r = negative_errno();
                 snprintf(why, why_size, "cannot stop thread %d: %s", (int) tid, strerror(-r));
-                /* PTRACE_DETACH works on a stopped thread only: a seized one left running would
-                 * stay ours, and every later trim would find it "already traced". */
-                if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == 0 && wait_stop(tid, &status) == 0)
-                        let_go(tid, WIFSTOPPED(status) && (status >> 16) != PTRACE_EVENT_STOP ? WSTOPSIG(status) : 0);
+                return r; /* the tracer thread's end lets it go */
+        }
+        if ((r = wait_stop(tid, t0 + STOP_TIMEOUT, &status)) < 0) {
+                if (r == -ETIMEDOUT)
+                        snprintf(why, why_size, "thread %d did not stop within %llu s (it entered a wait no "
+                                                "ptrace stop interrupts, e.g. the parent side of vfork()): let go",
+                                 (int) tid, (unsigned long long) (STOP_TIMEOUT / USEC_PER_SEC));
                 else
-                        let_go(tid, 0);
-                return r;
+                        snprintf(why, why_size, "cannot stop thread %d: %s", (int) tid, strerror(-r));
+                return r == -ETIMEDOUT ? r : -EAGAIN;
         }
         phase(q, INJECT_PHASE_INTERRUPTED);
         if (!WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_STOP) {
@@ -344,6 +373,21 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
                 let_go(tid, WIFSTOPPED(status) ? WSTOPSIG(status) : 0);
                 snprintf(why, why_size, "thread %d stopped for a signal instead", (int) tid);
                 return -EAGAIN;
+        }
+        /* Between choosing the thread and seizing it the process may have ended and its pid
+         * been reused: the plan (addresses in libc) was made for the process that started then. */
+        if (q->starttime != 0) {
+                char task[96];
+                ProcStat st;
+                snprintf(task, sizeof(task), "/proc/%d/task/%d", (int) q->pid, (int) tid);
+                r = proc_read_stat(AT_FDCWD, q->pid, &st);
+                if (r < 0 || st.starttime != q->starttime || access(task, F_OK) < 0) {
+                        let_go(tid, 0);
+                        snprintf(why, why_size, "process %d is not the one the trim was planned for (%s): thread %d "
+                                                "let go untouched", (int) q->pid,
+                                 r < 0 ? strerror(-r) : "its start time differs, the pid was reused", (int) tid);
+                        return -ESRCH;
+                }
         }
         if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0) {
                 r = negative_errno();
@@ -361,11 +405,16 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         }
 
         /* Back into the system call, which the kernel restarts: stop at its entry. */
-        if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL) < 0 || wait_stop(tid, &status) < 0) {
+        if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL) < 0) {
                 r = negative_errno();
                 let_go(tid, 0);
                 snprintf(why, why_size, "cannot resume thread %d to its system call: %s", (int) tid, strerror(-r));
                 return r;
+        }
+        if ((r = wait_stop(tid, now_clock(CLOCK_MONOTONIC) + STOP_TIMEOUT, &status)) < 0) {
+                snprintf(why, why_size, "thread %d did not come back to its system call's entry: %s", (int) tid,
+                         strerror(-r));
+                return r == -ETIMEDOUT ? r : -EAGAIN;
         }
         if (!WIFSTOPPED(status) || WSTOPSIG(status) != (SIGTRAP | 0x80)) {
                 let_go(tid, WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP && (status >> 16) == 0 ? WSTOPSIG(status) : 0);
@@ -395,21 +444,16 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         size_t size = regs_off + INJECT_SAVED_COUNT * 8;
         uint64_t base = (entry.rsp - STACK_RED_ZONE - size) & ~(uint64_t) 63;
         {
-                _cleanup_free_ char *maps = NULL;
-                size_t len;
                 uint64_t start, end;
                 char perms[5];
-                snprintf(path, sizeof(path), "/proc/%d/maps", (int) q->pid);
-                r = read_full_file_at(AT_FDCWD, path, 64U << 20, &maps, &len);
-                if (r >= 0)
-                        r = proc_maps_find(maps, len, entry.rsp, &start, &end, perms);
+                /* Streamed: the whole file of a server with many mappings is large. */
+                r = maps_read_find(q->pid, entry.rsp, &start, &end, perms);
                 if (r < 0 || base < start + STACK_ROOM_NEEDED || perms[0] != 'r' || perms[1] != 'w') {
                         let_go(tid, 0);
                         snprintf(why, why_size, "thread %d has too little stack left for the call", (int) tid);
                         return -EMSGSIZE;
                 }
         }
-
         _cleanup_free_ uint8_t *block = calloc(1, size);
         if (!block) {
                 let_go(tid, 0);
@@ -448,7 +492,7 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         saved[INJECT_SAVED_TARGET] = entry.rip - 2;
         saved[INJECT_SAVED_RSP] = entry.rsp;
         /* The first call into this process: the stub goes in now, while the thread is ours. */
-        if (!stub_present && (r = poke_stub(tid, q->stub_addr, why, why_size)) < 0) {
+        if (!h->stub_present && (r = poke_stub(tid, q->stub_addr, why, why_size)) < 0) {
                 let_go(tid, 0);
                 return r;
         }
@@ -475,11 +519,71 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         }
         phase(q, INJECT_PHASE_REGS_SET);
         (void) ptrace(PTRACE_DETACH, tid, NULL, NULL);
-        usec_t t1 = now_clock(CLOCK_MONOTONIC);
-        ret->held = t1 - t0;
+        h->detached = now_clock(CLOCK_MONOTONIC);
+        h->ret->held = h->detached - t0;
+        h->mailbox = mailbox;
+        h->seq = seq;
         phase(q, INJECT_PHASE_DETACHED);
+        return 0;
+}
+
+static void *hold_thread(void *userdata) {
+        Hold *h = userdata;
+        h->r = hold(h);
+        return NULL;
+}
+
+static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_skip, InjectReport *ret, char *why,
+                       size_t why_size) {
+        long nr;
+        pid_t tid;
+        int r;
+
+        *ret = (InjectReport) {};
+        why[0] = '\0';
+        r = inject_choose_thread(q->pid, q->tid, skip, n_skip, &tid, &nr, why, why_size);
+        if (r < 0)
+                return r;
+        ret->tid = tid;
+        ret->syscall_nr = nr;
+        ret->syscall_name = syscall_name(nr);
+        if (q->dry_run)
+                return 0;
+
+        bool stub_present;
+        r = check_stub(q->pid, q->stub_addr, &stub_present, why, why_size);
+        if (r < 0)
+                return r;
+        if (!stub_present)
+                stub_present = write_stub_early(q->pid, q->stub_addr);
+
+        Hold h = {
+                .q = q,
+                .tid = tid,
+                .nr = nr,
+                .stub_present = stub_present,
+                .ret = ret,
+                .why = why,
+                .why_size = why_size,
+        };
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        r = -pthread_create(&t, &attr, hold_thread, &h);
+        pthread_attr_destroy(&attr);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot start the tracer thread: %s", strerror(-r));
+                return r;
+        }
+        /* Once joined, the tracer thread is gone, and with it any hold on the thread it left. */
+        (void) pthread_join(t, NULL);
+        if (h.r < 0)
+                return h.r;
 
         /* Wait for the stub to say the call returned. */
+        usec_t t1 = h.detached;
+        uint64_t mailbox = h.mailbox, seq = h.seq;
         usec_t limit = q->timeout ? q->timeout : 30 * USEC_PER_SEC;
         for (unsigned spins = 0;; spins++) {
                 uint64_t box[2];

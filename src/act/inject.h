@@ -22,6 +22,7 @@
 typedef struct InjectRequest {
         pid_t pid;
         pid_t tid;               /* 0 = choose one */
+        uint64_t starttime;      /* of pid when planned: checked again once the thread is stopped (0 = not) */
         uint64_t fn;             /* the function's address in the target */
         uint64_t arg0;           /* its first argument, unless arg0_string */
         const char *arg0_string; /* copied into the block; the first argument points to it */

@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "elf-symbols.h"
+#include "maps-reader.h"
 #include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/sql.h"
+#include "memgov/target.h"
 #include "memgov/units.h"
 #include "trim.h"
 
@@ -79,53 +83,127 @@ int trim_ptrace_preflight(pid_t pid, char *why, size_t why_size) {
         return 0;
 }
 
-/* Whether fd holds what the target has mapped at lib->base: the mapping at file offset 0 is
- * read-only and never relocated, so the bytes in the target's memory are the file's. Needed where
- * /proc/PID/maps and stat(2) disagree on the inode (an overlayfs root, as in most containers). */
-static bool same_content(pid_t pid, int fd, const MappedLib *lib) {
-        static uint8_t mine[65536], theirs[65536];
+/* Whether a copy of a file holds what the target has mapped at lib->base: the mapping at file
+ * offset 0 is read-only and never relocated, so the bytes in the target's memory are the file's.
+ * Needed where /proc/PID/maps and stat(2) disagree on the inode (an overlayfs root, as in most
+ * containers). */
+static bool same_content(pid_t pid, const uint8_t *image, size_t size, const MappedLib *lib) {
+        static uint8_t theirs[65536];
         uint64_t len = MIN(lib->base_end - lib->base, (uint64_t) 2 << 20);
 
-        for (uint64_t off = 0; off < len; off += sizeof(mine)) {
-                size_t n = (size_t) MIN(len - off, (uint64_t) sizeof(mine));
+        if (len == 0 || len > size)
+                return false;
+        for (uint64_t off = 0; off < len; off += sizeof(theirs)) {
+                size_t n = (size_t) MIN(len - off, (uint64_t) sizeof(theirs));
                 struct iovec local = { theirs, n }, remote = { (void *) (uintptr_t) (lib->base + off), n };
-                if (pread(fd, mine, n, (off_t) off) != (ssize_t) n ||
-                    process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t) n || memcmp(mine, theirs, n) != 0)
+                if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t) n || memcmp(image + off, theirs, n) != 0)
                         return false;
         }
-        return len > 0;
+        return true;
 }
 
-/* Opens the target's own copy of a library: by path through its root (the very file mapped:
+/* The path is resolved as the target sees it, never in memgov's namespace: an absolute symlink
+ * stays inside the target's root, and magic links (/proc/self/...) are not followed. */
+static int open_in_root(pid_t pid, const char *path) {
+        char root[64];
+        struct open_how how = {
+                .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+
+        snprintf(root, sizeof(root), "/proc/%d/root", (int) pid);
+        _cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return negative_errno();
+        int fd = (int) syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+        return fd < 0 ? negative_errno() : fd;
+}
+
+/* The whole file, read into memory: libelf then parses a private copy that the target cannot
+ * change or truncate under memgov (a mapped file truncated meanwhile would be SIGBUS). O_NONBLOCK
+ * and the S_ISREG check keep a FIFO or a device from blocking memgov's worker. */
+static int read_image(int fd, const char *name, uint8_t **ret, size_t *ret_size, struct stat *ret_st, char *why,
+                      size_t why_size) {
+        struct stat st;
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+                snprintf(why, why_size, "%s: %s", name, strerror(-r));
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                snprintf(why, why_size, "%s is not a regular file: not read", name);
+                return -ENOEXEC;
+        }
+        if (st.st_size <= 0 || (uint64_t) st.st_size > ELF_IMAGE_MAX) {
+                snprintf(why, why_size, "%s: size %lld is not that of a shared library (at most %zu MiB)", name,
+                         (long long) st.st_size, ELF_IMAGE_MAX >> 20);
+                return -EFBIG;
+        }
+        size_t size = (size_t) st.st_size, got = 0;
+        _cleanup_free_ uint8_t *image = malloc(size);
+        if (!image)
+                return -ENOMEM;
+        while (got < size) {
+                ssize_t k = pread(fd, image + got, size - got, (off_t) got);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        int r = negative_errno();
+                        snprintf(why, why_size, "cannot read %s: %s", name, strerror(-r));
+                        return r;
+                }
+                if (k == 0) {
+                        snprintf(why, why_size, "%s shrank while it was read", name);
+                        return -ESTALE;
+                }
+                got += (size_t) k;
+        }
+        *ret = TAKE_PTR(image);
+        *ret_size = size;
+        *ret_st = st;
+        return 0;
+}
+
+/* Reads the target's own copy of a library: by path within its root (the very file mapped:
  * same inode, else same content), else through map_files (a library replaced on disk since it
  * was mapped; that needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE). */
-static int open_lib(pid_t pid, const MappedLib *lib, char *why, size_t why_size) {
+static int load_lib(pid_t pid, const MappedLib *lib, uint8_t **ret, size_t *ret_size, char *why, size_t why_size) {
         char path[PATH_MAX + 64];
         struct stat st;
+        int r;
 
         if (!lib->deleted) {
-                snprintf(path, sizeof(path), "/proc/%d/root%s", (int) pid, lib->path);
-                int fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (fd >= 0 && fstat(fd, &st) == 0 &&
-                    ((st.st_ino == lib->inode && major(st.st_dev) == lib->dev_major &&
-                      minor(st.st_dev) == lib->dev_minor) ||
-                     same_content(pid, fd, lib)))
-                        return fd;
-                if (fd >= 0)
-                        close(fd);
+                snprintf(path, sizeof(path), "%s in the root of process %d", lib->path, (int) pid);
+                _cleanup_close_ int fd = open_in_root(pid, lib->path);
+                if (fd >= 0) {
+                        _cleanup_free_ uint8_t *image = NULL;
+                        size_t size;
+                        r = read_image(fd, path, &image, &size, &st, why, why_size);
+                        /* Not a regular file where the target maps its libc: something is being
+                         * played on us; stop here rather than look elsewhere. */
+                        if (r == -ENOEXEC)
+                                return r;
+                        if (r >= 0 && ((st.st_ino == lib->inode && major(st.st_dev) == lib->dev_major &&
+                                        minor(st.st_dev) == lib->dev_minor) ||
+                                       same_content(pid, image, size, lib))) {
+                                *ret = TAKE_PTR(image);
+                                *ret_size = size;
+                                return 0;
+                        }
+                }
         }
         snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int) pid, (unsigned long long) lib->base,
                  (unsigned long long) lib->base_end);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
-                int r = negative_errno();
+                r = negative_errno();
                 snprintf(why, why_size, "cannot open the target's own %s: %s%s", lib->path, strerror(-r),
                          r == -EPERM && lib->deleted ? " (the library was replaced on disk since the server "
                                                        "started: restart the server, or give memgov "
                                                        "CAP_CHECKPOINT_RESTORE)" : "");
                 return r;
         }
-        return fd;
+        return read_image(fd, path, ret, ret_size, &st, why, why_size);
 }
 
 static uint64_t load_bias(const MappedLib *lib, const ElfInfo *info) {
@@ -133,24 +211,19 @@ static uint64_t load_bias(const MappedLib *lib, const ElfInfo *info) {
 }
 
 int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
-        char path[64];
-        _cleanup_free_ char *maps = NULL;
-        size_t len;
+        _cleanup_free_ uint8_t *libc = NULL, *other = NULL;
+        size_t libc_size, other_size;
         ProcMaps m;
         ElfInfo libc_info, lib_info;
         int r;
 
         *ret = (TrimPlan) { .pid = pid };
-        snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
-        r = read_full_file_at(AT_FDCWD, path, 64U << 20, &maps, &len);
+        r = maps_read_summary(pid, &m);
         if (r < 0) {
-                snprintf(why, why_size, "cannot read %s: %s", path, strerror(-r));
+                snprintf(why, why_size, "/proc/%d/maps: %s", (int) pid,
+                         r == -E2BIG ? "a line longer than memgov reads" : r == -EBADMSG || r == -ENODATA ?
+                         "unexpected contents" : strerror(-r));
                 return r == -ENOENT ? -ESRCH : r;
-        }
-        r = parse_proc_maps(maps, len, &m);
-        if (r < 0) {
-                snprintf(why, why_size, "%s: unexpected contents", path);
-                return r;
         }
         if (!m.libc.found) {
                 snprintf(why, why_size, "process %d has no glibc mapped (a static or musl build?): no known allocator",
@@ -159,23 +232,24 @@ int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
         }
         ret->allocator = m.allocator;
 
-        _cleanup_close_ int libc = open_lib(pid, &m.libc, why, why_size);
-        if (libc < 0)
-                return libc;
-        if ((r = elf_read_info(libc, &libc_info)) < 0) {
+        if ((r = load_lib(pid, &m.libc, &libc, &libc_size, why, why_size)) < 0)
+                return r;
+        if ((r = elf_read_info(libc, libc_size, &libc_info)) < 0) {
                 snprintf(why, why_size, "%s: not a readable x86-64 ELF file", m.libc.path);
                 return r;
         }
 
-        /* The stub goes in the unused tail of libc's executable segment. */
+        /* The stub goes in the unused tail of libc's executable segment. Sums that wrap are
+         * refused: the file's figures are the target's. */
         size_t stub_size;
         (void) inject_stub(&stub_size);
         uint64_t bias = load_bias(&m.libc, &libc_info);
         uint64_t stub = bias + ((libc_info.exec_end + 63) & ~(uint64_t) 63);
         uint64_t start, end;
         char perms[5];
-        if (stub + stub_size > bias + libc_info.exec_page_end || proc_maps_find(maps, len, stub, &start, &end, perms) < 0 ||
-            perms[2] != 'x' || stub + stub_size > end) {
+        if (libc_info.exec_end > UINT64_MAX - 63 || stub < bias || stub + stub_size < stub ||
+            stub + stub_size > bias + libc_info.exec_page_end ||
+            maps_read_find(pid, stub, &start, &end, perms) < 0 || perms[2] != 'x' || stub + stub_size > end) {
                 snprintf(why, why_size, "no room for the call stub after libc's code in process %d", (int) pid);
                 return -ENOSPC;
         }
@@ -183,15 +257,15 @@ int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
 
         /* The mailbox: the unused tail of libc's last writable page (after its .bss). */
         uint64_t box = bias + ((libc_info.rw_end + 15) & ~(uint64_t) 15);
-        if (libc_info.rw_end && box + 16 <= bias + libc_info.rw_page_end &&
-            proc_maps_find(maps, len, box, &start, &end, perms) == 0 && perms[0] == 'r' && perms[1] == 'w' &&
-            box + 16 <= end)
+        if (libc_info.rw_end && libc_info.rw_end <= UINT64_MAX - 15 && box >= bias && box + 16 > box &&
+            box + 16 <= bias + libc_info.rw_page_end && maps_read_find(pid, box, &start, &end, perms) == 0 &&
+            perms[0] == 'r' && perms[1] == 'w' && box + 16 <= end)
                 ret->mailbox_addr = box;
 
         const MappedLib *lib = &m.libc;
         const ElfInfo *info = &libc_info;
-        int libfd = libc;
-        _cleanup_close_ int other = -1;
+        uint8_t *image = libc;
+        size_t image_size = libc_size;
         switch (m.allocator) {
         case ALLOCATOR_GLIBC:
                 ret->function = "malloc_trim";
@@ -208,19 +282,19 @@ int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
                 return -EOPNOTSUPP;
         }
         if (m.allocator != ALLOCATOR_GLIBC) {
-                other = open_lib(pid, &m.allocator_lib, why, why_size);
-                if (other < 0)
-                        return other;
-                if ((r = elf_read_info(other, &lib_info)) < 0) {
+                if ((r = load_lib(pid, &m.allocator_lib, &other, &other_size, why, why_size)) < 0)
+                        return r;
+                if ((r = elf_read_info(other, other_size, &lib_info)) < 0) {
                         snprintf(why, why_size, "%s: not a readable x86-64 ELF file", m.allocator_lib.path);
                         return r;
                 }
                 lib = &m.allocator_lib;
                 info = &lib_info;
-                libfd = other;
+                image = other;
+                image_size = other_size;
         }
         uint64_t off;
-        r = elf_find_symbol(libfd, ret->function, &off);
+        r = elf_find_symbol(image, image_size, ret->function, &off);
         if (r < 0) {
                 snprintf(why, why_size, "%s has no %s", lib->path, ret->function);
                 return r;
@@ -235,6 +309,13 @@ int trim_by_ptrace(pid_t pid, pid_t tid, bool dry_run, int phase_fd, TrimReport 
         int r;
 
         *ret = (TrimReport) { .method = TRIM_PTRACE };
+        /* The process the plan is made for: the injection checks, once it holds a thread, that
+         * the pid still names it. */
+        ProcStat st;
+        if ((r = proc_read_stat(AT_FDCWD, pid, &st)) < 0) {
+                snprintf(why, why_size, "process %d: %s", (int) pid, strerror(-r));
+                return r;
+        }
         if ((r = trim_ptrace_preflight(pid, why, why_size)) < 0)
                 return r;
         if ((r = trim_plan(pid, &plan, why, why_size)) < 0)
@@ -245,6 +326,7 @@ int trim_by_ptrace(pid_t pid, pid_t tid, bool dry_run, int phase_fd, TrimReport 
         InjectRequest q = {
                 .pid = pid,
                 .tid = tid,
+                .starttime = st.starttime,
                 .fn = plan.fn_addr,
                 .arg0_string = plan.arg_string,
                 .stub_addr = plan.stub_addr,
@@ -290,12 +372,8 @@ static int count_row(void *userdata, unsigned n, char **row) {
 }
 
 static Allocator detect_allocator(pid_t pid) {
-        char path[64];
-        _cleanup_free_ char *maps = NULL;
-        size_t len;
         ProcMaps m;
-        snprintf(path, sizeof(path), "/proc/%d/maps", (int) pid);
-        if (read_full_file_at(AT_FDCWD, path, 64U << 20, &maps, &len) < 0 || parse_proc_maps(maps, len, &m) < 0)
+        if (maps_read_summary(pid, &m) < 0)
                 return ALLOCATOR_UNKNOWN;
         return m.allocator;
 }
