@@ -18,3 +18,12 @@ ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size);
 /* Files that steer a root process (policies, credentials) must be root's and not writable by
  * others. Returns 0, or -EPERM with why filled in. Only enforced when euid is 0. */
 int check_trusted_file(const struct stat *st, uid_t euid, char *why, size_t why_size);
+
+/* Replaces dirfd/name with data, whole or not at all: written to a new file of a random name in
+ * the same directory (never one found there: not a FIFO, a symlink or someone's file), given
+ * mode, fsync'ed when sync, then renamed over name. */
+int write_file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode, bool sync);
+
+/* A directory whose files steer a root process (state): root's and not writable by others.
+ * Returns 0, or a negative errno with why filled in. Only enforced when euid is 0. */
+int check_trusted_dir(int dirfd, uid_t euid, char *why, size_t why_size);

@@ -322,37 +322,64 @@ static usec_t action_timeout(const Policy *p, DecisionKind k) {
         }
 }
 
-/* The restart history, so that max-per-day holds across governor restarts: written next to
- * the new file, then renamed over the old one. */
+/* The restart history, so that max-per-day holds across governor restarts: written to a new
+ * file of the state directory, then renamed over the old one. The directory is opened once,
+ * checked (root's, writable by root alone), and every name is resolved in it without following
+ * symlinks: nobody else can steer what is written or read there. */
 static void save_state(Manager *m) {
-        if (!m->state_path[0])
+        if (m->state_dir_fd < 0)
                 return;
         json_object *o = json_object_new_object(), *a = json_object_new_array();
         for (unsigned i = 0; i < m->engine->n_restarts; i++)
                 json_object_array_add(a, json_object_new_uint64(m->engine->restart_clock[i]));
         json_object_object_add(o, "restarts_wall_us", a);
-        char tmp[600];
-        snprintf(tmp, sizeof(tmp), "%s.new", m->state_path);
-        FILE *f = fopen(tmp, "we");
-        bool ok = f && fprintf(f, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) > 0;
-        if (f)
-                ok = (fflush(f) == 0 && fsync(fileno(f)) == 0 && fclose(f) == 0) && ok;
+        char name[160];
+        snprintf(name, sizeof(name), "%s.state", m->instance);
+        const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        char line[4096];
+        int n = snprintf(line, sizeof(line), "%s\n", text ? text : "");
+        int r = n > 0 && (size_t) n < sizeof(line) ? write_file_replace_at(m->state_dir_fd, name, line, (size_t) n, 0644, true)
+                                                   : -ENOBUFS;
         json_object_put(o);
-        if (!ok || rename(tmp, m->state_path) < 0) {
-                log_warning_errno(negative_errno(), "cannot save %s: %m; the restart history is kept in memory only",
-                                  m->state_path);
-                (void) unlink(tmp);
+        if (r < 0)
+                log_warning_errno(r, "cannot save %s: %m; the restart history is kept in memory only", m->state_path);
+}
+
+static int open_state_dir(Manager *m, const char *dir) {
+        char why[256];
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return log_warning_errno(negative_errno(), "cannot create %s: %m; the restart history is kept in "
+                                         "memory only", dir);
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return log_warning_errno(negative_errno(), "cannot open %s: %m; the restart history is kept in "
+                                         "memory only", dir);
+        int r = check_trusted_dir(fd, geteuid(), why, sizeof(why));
+        if (r < 0) {
+                close(fd);
+                return log_warning_errno(r, "state directory %s refused: %s; the restart history is kept in memory "
+                                         "only", dir, why);
         }
+        m->state_dir_fd = fd;
+        return 0;
 }
 
 static void load_state(Manager *m) {
         _cleanup_free_ char *text = NULL;
         size_t len;
-        int r = read_full_file_at(AT_FDCWD, m->state_path, 1 << 20, &text, &len);
-        if (r == -ENOENT)
+        char name[160];
+        struct stat st;
+
+        snprintf(name, sizeof(name), "%s.state", m->instance);
+        _cleanup_close_ int fd = openat(m->state_dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 && errno == ENOENT)
                 return;
+        int r = fd < 0 ? negative_errno() : fstat(fd, &st) < 0 ? negative_errno() : S_ISREG(st.st_mode) ? 0 : -EBADFD;
+        if (r >= 0)
+                r = read_full_fd(fd, 1 << 20, &text, &len);
         if (r < 0) {
-                log_warning_errno(r, "cannot read %s: %m", m->state_path);
+                log_warning_errno(r, "cannot read %s: %s; ignored", m->state_path,
+                                  r == -EBADFD ? "not a regular file" : r == -ELOOP ? "a symbolic link" : strerror(-r));
                 return;
         }
         json_object *o = json_tokener_parse(text), *a;
@@ -571,6 +598,67 @@ static int on_stop(sd_event_source *s, uint64_t usec, void *userdata) {
         return sd_event_exit(m->event, 0);
 }
 
+/* ---- the watchdog ---- */
+
+/* sd-event's own watchdog pings whenever the loop runs, also while the action thread is stuck
+ * for good and nothing queued behind its job will ever run. memgov pings itself instead, at half
+ * of WatchdogSec, and only while the thread is not wedged: systemd then restarts a memgov that
+ * cannot act any more. */
+typedef struct Watchdog {
+        Manager *manager;
+        usec_t interval;
+        bool withheld;
+} Watchdog;
+
+static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
+        Watchdog *w = userdata;
+        usec_t now = now_clock(CLOCK_MONOTONIC), running;
+        char t[FORMAT_TIMESPAN_MAX];
+        Decision d;
+
+        if (action_worker_wedged(&w->manager->worker, now, &d, &running)) {
+                if (!w->withheld)
+                        log_error("the action thread is wedged: %s running for %s, past its timeout: watchdog pings "
+                                  "stop, for systemd to restart memgov", decision_kind_to_string(d.kind),
+                                  format_timespan(t, running));
+                w->withheld = true;
+        } else {
+                if (w->withheld)
+                        log_notice("the action thread is free again: watchdog pings resume");
+                w->withheld = false;
+                (void) sd_notify(false, "WATCHDOG=1");
+        }
+        return sd_event_source_set_time(s, now + w->interval);
+}
+
+static int watchdog_start(Manager *m) {
+        uint64_t usec = 0;
+        sd_event_source *s = NULL;
+
+        /* Also judged for memgov status when no systemd watches. */
+        m->worker.timeout = action_timeout;
+        int r = sd_watchdog_enabled(false, &usec);
+        if (r < 0)
+                log_warning_errno(r, "WATCHDOG_USEC or WATCHDOG_PID is not valid: %m; no watchdog pings");
+        if (r <= 0)
+                return 0;
+        Watchdog *w = calloc(1, sizeof(Watchdog));
+        if (!w)
+                return log_error_errno(-ENOMEM, "out of memory");
+        *w = (Watchdog) { .manager = m, .interval = MAX(usec / 2, (uint64_t) USEC_PER_MSEC) };
+        r = sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, 0, 0, on_watchdog, w);
+        if (r < 0) {
+                free(w);
+                return log_error_errno(r, "cannot arm the watchdog timer: %m");
+        }
+        /* The loop owns it, and frees w with it. */
+        (void) sd_event_source_set_destroy_callback(s, free);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ON);
+        (void) sd_event_source_set_floating(s, true);
+        sd_event_source_unref(s);
+        return 0;
+}
+
 /* ---- signals ---- */
 
 /* memgov record and the status snapshot decide nothing and arm no trigger: they only read. */
@@ -712,7 +800,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (!m)
                 return log_error_errno(-ENOMEM, "out of memory");
         m->opts = *o;
-        m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = -1;
+        m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = m->state_dir_fd = -1;
         m->worker.eventfd = -1;
         m->target.cgroup_fd = -1;
         m->roots.cgroup_fd = m->roots.proc_fd = -1;
@@ -792,7 +880,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
             (r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
             (r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m)) < 0)
                 goto fail;
-        (void) sd_event_set_watchdog(m->event, true);
+        r = watchdog_start(m);
+        if (r < 0)
+                goto fail;
 
         r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, m);
         if (r < 0)
@@ -816,10 +906,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (!o->record_only && (!o->state_dir || o->state_dir[0])) {
                 const char *dir = o->state_dir ? o->state_dir : "/var/lib/memgov";
                 snprintf(m->state_path, sizeof(m->state_path), "%s/%s.state", dir, m->instance);
-                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                        log_warning_errno(negative_errno(), "cannot create %s: %m; the restart history is kept in "
-                                          "memory only", dir);
-                load_state(m);
+                if (open_state_dir(m, dir) >= 0)
+                        load_state(m);
         }
         r = o->record_only ? 0 : metrics_http_start(m);
         if (r < 0)
@@ -899,6 +987,8 @@ Manager *manager_free(Manager *m) {
         roots_close(&m->roots);
         if (m->record)
                 fclose(m->record);
+        if (m->state_dir_fd >= 0)
+                close(m->state_dir_fd);
         free(m->engine);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);

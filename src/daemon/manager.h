@@ -65,11 +65,14 @@ typedef struct Manager {
 
         sd_event_source *timer, *psi_source, *events_source, *pidfd_source, *control_source, *worker_source;
         int psi_fd, inotify_fd, pidfd, control_fd;
+        struct ControlConn *control_conns; /* clients being answered, each on its own sources */
+        unsigned n_control_conns, n_control_refused;
         ino_t watched_ino; /* the cgroup whose PSI trigger and memory.events are watched */
         dev_t watched_dev;
         char instance[128];
         char socket_path[256];
-        char state_path[512];
+        char state_path[512]; /* for messages: the file is reached through state_dir_fd */
+        int state_dir_fd;
 
         FILE *record;
         usec_t started;

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "manager.h"
 #include "metrics-http.h"
 #include "memgov/clock.h"
+#include "memgov/fileio.h"
 #include "memgov/log.h"
 #include "memgov/metrics.h"
 
@@ -213,37 +215,24 @@ int metrics_http_reload(Manager *m, const Policy *old) {
         return metrics_http_start(m);
 }
 
-/* node_exporter reads every *.prom file of its directory: the text is written to a name it
- * ignores and renamed over the old file, so that it never reads half a file. */
+/* node_exporter reads every *.prom file of its directory: the text is written to a new file of
+ * a name it ignores and renamed over the old file, so that it never reads half a file. */
 void metrics_textfile_write(Manager *m) {
         const char *path = m->policy.metrics_textfile;
-        char tmp[300];
+        char dir[PATH_MAX];
 
         if (!path[0])
                 return;
         if (metrics_buffer(m) < 0)
                 return;
         int n = render(m);
-        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-        int r = fd < 0 ? negative_errno() : 0;
-        if (r == 0 && fchmod(fd, 0644) < 0)
-                r = negative_errno();
-        for (ssize_t done = 0; r == 0 && done < n;) {
-                ssize_t k = write(fd, m->metrics_buf + done, (size_t) (n - done));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        r = k < 0 ? negative_errno() : -EIO;
-                else
-                        done += k;
-        }
-        if (fd >= 0 && close(fd) < 0 && r == 0)
-                r = negative_errno();
-        if (r == 0 && rename(tmp, path) < 0)
-                r = negative_errno();
+        const char *slash = strrchr(path, '/');
+        snprintf(dir, sizeof(dir), "%.*s", slash ? (int) MAX(slash - path, 1) : 1, slash ? path : ".");
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = dfd < 0 ? negative_errno()
+                        : write_file_replace_at(dfd, slash ? slash + 1 : path, m->metrics_buf, (size_t) MAX(n, 0), 0644,
+                                                false);
         if (r < 0) {
-                (void) unlink(tmp);
                 if (r != m->textfile_error)
                         log_warning_errno(r, "metrics: cannot write %s: %m", path);
         } else if (m->textfile_error)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "memgov/fileio.h"
@@ -98,6 +100,71 @@ int check_trusted_file(const struct stat *st, uid_t euid, char *why, size_t why_
         if (st->st_mode & (S_IWGRP | S_IWOTH)) {
                 snprintf(why, why_size, "writable by %s (mode %04o; expected chmod go-w)",
                          (st->st_mode & S_IWOTH) ? "everyone" : "its group", (unsigned) (st->st_mode & 07777));
+                return -EPERM;
+        }
+        return 0;
+}
+
+int write_file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode, bool sync) {
+        char tmp[NAME_MAX + 1];
+        int fd = -1, r;
+
+        /* A name nobody can have prepared: O_EXCL refuses whatever is there (a file, a FIFO, a
+         * symlink), and another random name is tried. */
+        for (unsigned attempt = 0; fd < 0 && attempt < 16; attempt++) {
+                uint64_t rnd;
+                if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t) sizeof(rnd))
+                        rnd = (uint64_t) getpid() * 2654435761u + attempt;
+                if (snprintf(tmp, sizeof(tmp), ".%.200s.%016llx.tmp", name, (unsigned long long) rnd) >= (int) sizeof(tmp))
+                        return -ENAMETOOLONG;
+                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+                            0600);
+                if (fd < 0 && errno != EEXIST)
+                        return negative_errno();
+        }
+        if (fd < 0)
+                return -EEXIST;
+        r = fchmod(fd, mode) < 0 ? negative_errno() : 0;
+        for (size_t done = 0; r == 0 && done < len;) {
+                ssize_t k = write(fd, (const char *) data + done, len - done);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        r = k < 0 ? negative_errno() : -EIO;
+                else
+                        done += (size_t) k;
+        }
+        if (r == 0 && sync && fsync(fd) < 0)
+                r = negative_errno();
+        if (close(fd) < 0 && r == 0)
+                r = negative_errno();
+        if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+                r = negative_errno();
+        if (r < 0)
+                (void) unlinkat(dirfd, tmp, 0);
+        return r;
+}
+
+int check_trusted_dir(int dirfd, uid_t euid, char *why, size_t why_size) {
+        struct stat st;
+        if (fstat(dirfd, &st) < 0) {
+                int r = negative_errno();
+                snprintf(why, why_size, "cannot stat: %s", strerror(-r));
+                return r;
+        }
+        if (euid != 0)
+                return 0;
+        if (!S_ISDIR(st.st_mode)) {
+                snprintf(why, why_size, "not a directory");
+                return -ENOTDIR;
+        }
+        if (st.st_uid != 0) {
+                snprintf(why, why_size, "owned by uid %u, not root (expected chown root)", (unsigned) st.st_uid);
+                return -EPERM;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+                snprintf(why, why_size, "writable by %s (mode %04o; expected chmod go-w)",
+                         (st.st_mode & S_IWOTH) ? "everyone" : "its group", (unsigned) (st.st_mode & 07777));
                 return -EPERM;
         }
         return 0;
