@@ -177,13 +177,14 @@ int reset_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 return r;
         }
         case RESET_SIGNAL:
-                r = signal_processes(p->reset_signal_process, p->reset_signal, c->dry_run, why, sizeof(why));
+                r = signal_processes(p->reset_signal_process, p->reset_signal, c->target, c->dry_run, why, sizeof(why));
                 if (r < 0) {
                         snprintf(ret->detail, sizeof(ret->detail), "reset: %s", why);
                         return r;
                 }
-                snprintf(ret->detail, sizeof(ret->detail), "reset: %s signal %d to %d process(es) named %s",
-                         c->dry_run ? "would send" : "sent", p->reset_signal, r, p->reset_signal_process);
+                snprintf(ret->detail, sizeof(ret->detail), "reset: %s signal %d to %d process(es) named %s in %s",
+                         c->dry_run ? "would send" : "sent", p->reset_signal, r, p->reset_signal_process,
+                         c->target->description);
                 return 0;
         default:
                 return -EINVAL;

@@ -2,7 +2,9 @@
 /* Hooks run real programs: a clean environment with the decision in it, no shell, a timeout. */
 #include "test-util.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -67,9 +69,156 @@ static void test_failures(void **state) {
         assert_string_equal(out, "would run /bin/false");
 }
 
+/* A directory of root's for the test's hooks: mkdtemp's 0700 below the sticky /tmp. */
+static char hook_dir[] = "/tmp/memgov-hooks-XXXXXX";
+
+static void write_hook(const char *name, const char *text, mode_t mode, uid_t uid, char *path, size_t size) {
+        snprintf(path, size, "%s/%s", hook_dir, name);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        assert_int_equal(fputs(text, f) >= 0, 1);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(chmod(path, mode), 0);
+        assert_int_equal(chown(path, uid, 0), 0);
+}
+
+static usec_t mono(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / 1000;
+}
+
+static pid_t last_word_pid(const char *out) {
+        const char *sp = strrchr(out, ' ');
+        assert_non_null(sp);
+        return (pid_t) atoi(sp + 1);
+}
+
+/* Reaps pid (ours as the subreaper once its parent is gone) if it dies within a second. */
+static bool reaped_within_a_second(pid_t pid, int *status) {
+        for (int i = 0; i < 100; i++) {
+                if (waitpid(pid, status, WNOHANG) == pid)
+                        return true;
+                usleep(10000);
+        }
+        return false;
+}
+
+static void test_timeout_ends_the_group(void **state) {
+        char out[256], why[512], hook[300];
+        HookContext c = ctx();
+        /* The hook starts a child that ignores SIGTERM, says its own pid (its session's) and the
+         * child's, and hangs. */
+        write_hook("hang", "#!/bin/sh\n(trap '' TERM; exec sleep 30) &\necho $$ $!\nexec sleep 30\n", 0755, 0, hook,
+                   sizeof(hook));
+        usec_t a = mono();
+        assert_int_equal(hook_run(hook, &c, 500 * USEC_PER_MSEC, false, out, sizeof(out), why, sizeof(why)), -ETIMEDOUT);
+        usec_t took = mono() - a;
+        assert_string_contains(why, "ran longer than its timeout");
+        /* The hook died of the SIGTERM: no grace period was waited out. */
+        assert_true(took < 2 * USEC_PER_SEC);
+        int session, child;
+        assert_int_equal(sscanf(out, "%d %d", &session, &child), 2);
+        assert_true(session > 1 && child > 1);
+        int status;
+        bool gone = reaped_within_a_second(child, &status);
+        if (!gone)
+                kill(child, SIGKILL);
+        assert_true(gone);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        /* Nothing of its session is left. */
+        assert_int_equal(kill(-session, 0), -1);
+        assert_int_equal(errno, ESRCH);
+}
+
+static void test_output_held_open(void **state) {
+        char out[256], why[512], hook[300];
+        HookContext c = ctx();
+        /* Exits at once, leaving behind something that holds its output open: done when it exits. */
+        write_hook("detach", "#!/bin/sh\nsleep 30 &\necho started $!\n", 0755, 0, hook, sizeof(hook));
+        usec_t a = mono();
+        assert_int_equal(hook_run(hook, &c, 3 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), 0);
+        assert_true(mono() - a < USEC_PER_SEC);
+        pid_t left = last_word_pid(out);
+        assert_int_equal(kill(left, SIGKILL), 0);
+        int status;
+        assert_true(reaped_within_a_second(left, &status));
+}
+
+static void test_trust(void **state) {
+        char out[256], why[512], hook[300], dir[300], sub[300];
+        HookContext c = ctx();
+        const uid_t nobody = 65534;
+
+        write_hook("ok", "#!/bin/sh\necho trusted\n", 0755, 0, hook, sizeof(hook));
+        assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), 0);
+        assert_string_equal(out, "trusted");
+        if (geteuid() != 0) {
+                /* Not root: nothing is enforced, as for the policy file. */
+                write_hook("group", "#!/bin/sh\necho group\n", 0775, geteuid(), hook, sizeof(hook));
+                assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), 0);
+                return;
+        }
+
+        write_hook("nobodys", "#!/bin/sh\necho ran\n", 0755, nobody, hook, sizeof(hook));
+        assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "not trusted to run as root: owned by uid 65534, not root");
+        assert_string_equal(out, "");
+        /* Checked in a dry run too: the dry run says what would happen. */
+        assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, true, out, sizeof(out), why, sizeof(why)), -EPERM);
+
+        write_hook("group", "#!/bin/sh\necho ran\n", 0775, 0, hook, sizeof(hook));
+        assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "writable by its group (mode 0775");
+        write_hook("world", "#!/bin/sh\necho ran\n", 0757, 0, hook, sizeof(hook));
+        assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "writable by everyone");
+
+        /* A trusted file in a directory anyone can write to: refused, unless the directory is sticky. */
+        snprintf(dir, sizeof(dir), "%s/open", hook_dir);
+        assert_int_equal(mkdir(dir, 0777), 0);
+        assert_int_equal(chmod(dir, 0777), 0);
+        snprintf(sub, sizeof(sub), "%s/inner", dir);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        write_hook("open/inner/hook", "#!/bin/sh\necho ran\n", 0755, 0, hook, sizeof(hook));
+        assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "its directory ");
+        assert_string_contains(why, "/open is writable by others (mode 0777");
+        assert_string_equal(out, "");
+        assert_int_equal(chmod(dir, 01777), 0);
+        assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), 0);
+        assert_string_equal(out, "ran");
+        /* ... and refused again when the directory is not root's. */
+        assert_int_equal(chmod(dir, 0755), 0);
+        assert_int_equal(chown(dir, nobody, 0), 0);
+        assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "/open is not owned by root");
+        /* Through a symbolic link: the directories of the file it leads to are the ones checked. */
+        char link[300];
+        snprintf(link, sizeof(link), "%s/link", hook_dir);
+        assert_int_equal(symlink(hook, link), 0);
+        assert_int_equal(hook_run(link, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "/open is not owned by root");
+        unlink(link);
+        unlink(hook);
+        rmdir(sub);
+        rmdir(dir);
+}
+
+/* Two processes named alike, one of them listed in the cgroup: a copy of sleep. */
+static pid_t start_named(const char *path) {
+        pid_t pid = fork();
+        if (pid == 0) {
+                execl(path, "memgov-hook-t", "30", (char *) NULL);
+                _exit(127);
+        }
+        assert_true(pid > 0);
+        return pid;
+}
+
 static void test_signal_processes(void **state) {
-        char why[256], path[] = "/tmp/memgov-hook-t";
-        /* A process of our own with a name nothing else has: a copy of sleep. */
+        char why[256], path[300], cg[300], procs[300];
+        snprintf(path, sizeof(path), "%s/memgov-hook-t", hook_dir);
         size_t len;
         char *bin = NULL;
         assert_int_equal(read_full_file_at(-100, "/bin/sleep", 1 << 24, &bin, &len), 0);
@@ -79,29 +228,77 @@ static void test_signal_processes(void **state) {
         fclose(f);
         free(bin);
         chmod(path, 0755);
-        pid_t pid = fork();
-        if (pid == 0) {
-                execl(path, "memgov-hook-t", "30", (char *) NULL);
-                _exit(127);
-        }
+        pid_t inside = start_named(path), outside = start_named(path);
         usleep(200000);
-        assert_int_equal(signal_processes("memgov-none-xx", SIGTERM, false, why, sizeof(why)), -ESRCH);
-        assert_string_equal(why, "no process named memgov-none-xx");
+
+        /* A cgroup as its files show it: cgroup.procs lists the one inside, in a child cgroup. */
+        snprintf(cg, sizeof(cg), "%s/cg", hook_dir);
+        assert_int_equal(mkdir(cg, 0755), 0);
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+        f = fopen(procs, "w");
+        fclose(f);
+        snprintf(procs, sizeof(procs), "%s/cg/payload", hook_dir);
+        assert_int_equal(mkdir(procs, 0755), 0);
+        snprintf(procs, sizeof(procs), "%s/cg/payload/cgroup.procs", hook_dir);
+        f = fopen(procs, "w");
+        fprintf(f, "%d\n", (int) inside);
+        fclose(f);
+        ActionTarget t = { .cgroup_fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC), .pid = inside };
+        snprintf(t.cgroup, sizeof(t.cgroup), "/db");
+        assert_true(t.cgroup_fd >= 0);
+
+        assert_int_equal(signal_processes("memgov-none-xx", SIGTERM, &t, false, why, sizeof(why)), -ESRCH);
+        assert_string_equal(why, "no process named memgov-none-xx in cgroup /db");
         /* Dry run finds, does not send. */
-        assert_int_equal(signal_processes("memgov-hook-t", SIGTERM, true, why, sizeof(why)), 1);
-        assert_int_equal(kill(pid, 0), 0);
-        assert_int_equal(signal_processes("memgov-hook-t", SIGTERM, false, why, sizeof(why)), 1);
+        assert_int_equal(signal_processes("memgov-hook-t", SIGTERM, &t, true, why, sizeof(why)), 1);
+        assert_int_equal(kill(inside, 0), 0);
+        assert_int_equal(signal_processes("memgov-hook-t", SIGTERM, &t, false, why, sizeof(why)), 1);
         int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_int_equal(waitpid(inside, &status, 0), inside);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        /* The one of the same name outside the cgroup saw nothing. */
+        assert_int_equal(waitpid(outside, &status, WNOHANG), 0);
+        /* Gone, and its number listed still: nobody else is reached through it. */
+        assert_int_equal(signal_processes("memgov-hook-t", SIGTERM, &t, false, why, sizeof(why)), -ESRCH);
+        close(t.cgroup_fd);
+
+        /* No cgroup: the server process alone, if so named. */
+        ActionTarget p = { .cgroup_fd = -1, .pid = outside };
+        assert_int_equal(signal_processes("sleep", SIGTERM, &p, false, why, sizeof(why)), -ESRCH);
+        assert_string_contains(why, "is not named sleep");
+        assert_int_equal(signal_processes("memgov-hook-t", SIGTERM, &p, false, why, sizeof(why)), 1);
+        assert_int_equal(waitpid(outside, &status, 0), outside);
         assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
         unlink(path);
+        unlink(procs);
+        snprintf(procs, sizeof(procs), "%s/cg/payload", hook_dir);
+        rmdir(procs);
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+        unlink(procs);
+        rmdir(cg);
+}
+
+static int setup(void **state) {
+        /* Orphans of the hooks come to us, to be reaped and looked at. */
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 || !mkdtemp(hook_dir))
+                return -1;
+        return 0;
+}
+
+static int teardown(void **state) {
+        char cmd[100];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", hook_dir);
+        return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_environment),
                 cmocka_unit_test(test_failures),
+                cmocka_unit_test(test_timeout_ends_the_group),
+                cmocka_unit_test(test_output_held_open),
+                cmocka_unit_test(test_trust),
                 cmocka_unit_test(test_signal_processes),
         };
-        return cmocka_run_group_tests(tests, NULL, NULL);
+        return cmocka_run_group_tests(tests, setup, teardown);
 }
