@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include "memgov/fileio.h"
 #include "memgov/parse-cgroup.h"
 #include "memgov/parse-proc.h"
+#include "memgov/server-candidate.h"
 #include "memgov/strutil.h"
 #include "memgov/target.h"
 
@@ -70,10 +72,59 @@ int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret) {
         return parse_proc_stat(buf, (size_t) n, ret);
 }
 
+/* The kernel's fixed inode number of the initial PID namespace (PROC_PID_INIT_INO). */
+#define PID_NS_INIT_INO 0xEFFFFFFCU
+
+/* Whether memgov sees every process of the host, not a container's own PID namespace. */
+static bool sees_all_users(void) {
+        struct stat st;
+        return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO;
+}
+
+static uid_t uid_min(void) {
+        char buf[16384];
+        ssize_t n = read_small_file_at(AT_FDCWD, "/etc/login.defs", buf, sizeof(buf));
+        return login_defs_uid_min(n > 0 ? buf : "", n > 0 ? (size_t) n : 0);
+}
+
+/* What server_candidate_ok() judges, from the process's files in proc_fd. */
+static bool candidate_ok(int proc_fd, pid_t pid, bool all_users, uid_t min, char *why, size_t why_size) {
+        char path[64], buf[4096];
+        struct stat st;
+        ProcStatus status;
+        ProcCgroup cg;
+
+        snprintf(path, sizeof(path), "%d/status", (int) pid);
+        ssize_t n = read_small_file_at(proc_fd, path, buf, sizeof(buf));
+        if (n < 0 || parse_proc_status(buf, (size_t) n, &status) < 0) {
+                snprintf(why, why_size, "its status cannot be read");
+                return false;
+        }
+        snprintf(path, sizeof(path), "%d/cgroup", (int) pid);
+        n = read_small_file_at(proc_fd, path, buf, sizeof(buf));
+        bool has_cgroup = n > 0 && parse_proc_cgroup(buf, (size_t) n, &cg) == 0 && cg.has_unified;
+        snprintf(path, sizeof(path), "%d/exe", (int) pid);
+        bool exe = fstatat(proc_fd, path, &st, 0) == 0;
+        CandidateFacts f = {
+                .exe_known = exe,
+                .exe_uid = exe ? st.st_uid : 0,
+                .exe_mode = exe ? st.st_mode : 0,
+                .ruid = status.ruid,
+                .cgroup = has_cgroup ? cg.unified : NULL,
+                .all_users = all_users,
+                .enforce = geteuid() == 0,
+                .uid_min = min,
+        };
+        return server_candidate_ok(&f, why, why_size);
+}
+
 int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, size_t why_size) {
         _cleanup_close_ int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        pid_t found[16];
-        unsigned n = 0;
+        pid_t found[16], ignored = 0;
+        unsigned n = 0, n_ignored = 0;
+        char ignored_why[160] = "";
+        bool all_users = sees_all_users();
+        uid_t min = uid_min();
         DIR *d;
         struct dirent *de;
 
@@ -97,6 +148,14 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
                 char pcomm[64];
                 if (st.ppid > 0 && read_comm(dirfd(d), st.ppid, pcomm, sizeof(pcomm)) == 0 && name_in_list(pcomm, names))
                         continue;
+                char not_server[128];
+                if (!candidate_ok(dirfd(d), (pid_t) pid, all_users, min, not_server, sizeof(not_server))) {
+                        if (n_ignored++ == 0) {
+                                ignored = (pid_t) pid;
+                                snprintf(ignored_why, sizeof(ignored_why), "%s", not_server);
+                        }
+                        continue;
+                }
                 if (n < ELEMENTSOF(found))
                         found[n] = (pid_t) pid;
                 n++;
@@ -104,7 +163,12 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
         closedir(d);
 
         if (n == 0) {
-                snprintf(why, why_size, "no process named %s is running", names);
+                if (n_ignored)
+                        snprintf(why, why_size, "no process named %s that can be the server is running (%u ignored: "
+                                                "process %d: %s); name the server with --unit", names, n_ignored,
+                                 (int) ignored, ignored_why);
+                else
+                        snprintf(why, why_size, "no process named %s is running", names);
                 return -ESRCH;
         }
         if (n > 1) {
@@ -113,7 +177,7 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
                 strbuf_printf(&b, "%u processes named %s (", n, names);
                 for (unsigned i = 0; i < MIN(n, (unsigned) ELEMENTSOF(found)); i++)
                         strbuf_printf(&b, "%s%d", i ? ", " : "", (int) found[i]);
-                strbuf_printf(&b, "): choose one with --pid or --unit");
+                strbuf_printf(&b, "): refusing to guess which is the server; name it with --unit (or --pid)");
                 return -ENOTUNIQ;
         }
         *ret = found[0];
