@@ -103,7 +103,18 @@ static void emit(int level, const char *message_id, const char *const *fields, i
                 }
                 /* The journal refused: fall through to stderr, which it also collects. */
         }
-        fprintf(stderr, "memgov: %s%s\n", level_prefix(level), msg);
+        /* One message, one line: text from the server's side (a process name, a session's host, an
+         * error from the server) cannot start a line that reads like memgov's own. */
+        char line[4 * 2048 + 1];
+        size_t j = 0;
+        for (const unsigned char *p = (const unsigned char *) msg; *p && j + 5 < sizeof(line); p++) {
+                if (*p < 0x20 || *p == 0x7f)
+                        j += (size_t) snprintf(line + j, sizeof(line) - j, "\\x%02x", *p);
+                else
+                        line[j++] = (char) *p;
+        }
+        line[j] = '\0';
+        fprintf(stderr, "memgov: %s%s\n", level_prefix(level), line);
 }
 
 int log_full_errno(int level, int error, const char *fmt, ...) {

@@ -56,9 +56,25 @@ static void test_errno_kept_at_every_level(void **state) {
         assert_string_equal(out, "");
 }
 
+static void forged_line(int *ret) {
+        *ret = log_notice("reset: #7 app@%s ended", "x\nmemgov: error: forged\r");
+}
+
+static void test_one_line_per_message(void **state) {
+        char out[512];
+        int r;
+
+        log_setup(LOG_TARGET_STDERR);
+        log_set_max_level(LOG_INFO);
+        /* A host name from the processlist cannot start a line of its own. */
+        capture(forged_line, &r, out, sizeof(out));
+        assert_string_equal(out, "memgov: reset: #7 app@x\\x0amemgov: error: forged\\x0d ended\n");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_errno_kept_at_every_level),
+                cmocka_unit_test(test_one_line_per_message),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
