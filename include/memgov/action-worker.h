@@ -11,6 +11,9 @@
  * a job that overruns its time. */
 
 #define ACTION_QUEUE 8
+/* How long past its timeout a job may still run before the thread counts as wedged: the
+ * timeouts already hold the slack of a slow action, this only covers the loop's own pace. */
+#define ACTION_WEDGED_MARGIN (10 * USEC_PER_SEC)
 
 typedef struct ActionJob {
         uint64_t id;
@@ -38,6 +41,9 @@ typedef struct ActionWorker {
         ActionJob *done; /* ACTION_QUEUE finished jobs waiting to be collected */
         unsigned done_n;
         uint64_t next_id;
+        /* How long a job may run (the engine hears it failed then), NULL = no limit. Set by the
+         * owner, before or after action_worker_start (which keeps it). */
+        usec_t (*timeout)(const Policy *p, DecisionKind k);
 } ActionWorker;
 
 int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata);
@@ -53,4 +59,9 @@ unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
 /* The actions waiting or being carried out: bits (1 << ActionKind), as Sample.pending. */
 unsigned action_worker_pending(ActionWorker *w);
 /* The job being carried out, if any: its id, decision and start time. */
-bool action_worker_current(ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started);
+bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started);
+/* Whether the job being carried out has run past its timeout (w->timeout, under the policy it
+ * runs with) and ACTION_WEDGED_MARGIN: the thread is wedged (a write stuck in the kernel, a call
+ * that does not come back) and nothing queued after it will run. Its decision and how long it
+ * has run, when it is. */
+bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decision, usec_t *ret_running);

@@ -46,7 +46,8 @@ static void *worker_main(void *arg) {
 }
 
 int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata) {
-        *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1 };
+        /* The timeout is the owner's, set before or after. */
+        *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1, .timeout = w->timeout };
         w->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->done = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->running = calloc(1, sizeof(ActionJob));
@@ -161,14 +162,35 @@ unsigned action_worker_pending(ActionWorker *w) {
         return mask;
 }
 
-bool action_worker_current(ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
-        pthread_mutex_lock(&w->lock);
+/* Looking does not change the worker: the lock is taken all the same. */
+bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
+        pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
+        pthread_mutex_lock(lock);
         bool busy = w->busy;
         if (busy) {
                 *ret_id = w->running->id;
                 *ret_decision = w->running->decision;
                 *ret_started = w->running->started;
         }
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(lock);
         return busy;
+}
+
+bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decision, usec_t *ret_running) {
+        pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
+        bool wedged = false;
+
+        if (!w->started || !w->timeout)
+                return false;
+        pthread_mutex_lock(lock);
+        if (w->busy) {
+                usec_t running = now > w->running->started ? now - w->running->started : 0;
+                wedged = running >= w->timeout(&w->running->policy, w->running->decision.kind) + ACTION_WEDGED_MARGIN;
+                if (wedged) {
+                        *ret_decision = w->running->decision;
+                        *ret_running = running;
+                }
+        }
+        pthread_mutex_unlock(lock);
+        return wedged;
 }

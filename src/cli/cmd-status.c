@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -10,6 +12,7 @@
 
 #include "../daemon/manager.h"
 #include "cli.h"
+#include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/log.h"
 #include "memgov/strutil.h"
@@ -25,15 +28,43 @@ static void help(void) {
                "  -j --json           print the status document as JSON\n"
                "  -w --watch[=TIME]   refresh every TIME (default 2s) until interrupted\n"
                "  -s --socket PATH    the daemon's control socket\n"
+               "  -p --probe          a liveness probe: print nothing, exit 0 only when the daemon\n"
+               "                      answers within 5s and its action thread is not wedged\n"
                "  -h --help           show this help\n"
                "\n" TARGET_OPTIONS_HELP);
 }
 
+/* The whole exchange, connect to the last byte, within this: a daemon whose loop is stuck must
+ * not hold a liveness probe past its own timeout. */
+#define STATUS_ANSWER_TIMEOUT (5 * USEC_PER_SEC)
+/* A reply is a few KiB (64 history entries at most): beyond this it is not memgov's. */
+#define STATUS_REPLY_MAX (16U << 20)
+
+/* Waits for events on fd until deadline; -ETIMEDOUT past it. */
+static int wait_fd(int fd, short events, usec_t deadline) {
+        for (;;) {
+                usec_t now = now_clock(CLOCK_MONOTONIC);
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                struct pollfd p = { .fd = fd, .events = events };
+                int k = poll(&p, 1, (int) MIN((deadline - now) / USEC_PER_MSEC + 1, (usec_t) INT32_MAX));
+                if (k < 0 && errno != EINTR)
+                        return negative_errno();
+                if (k > 0)
+                        return 0;
+        }
+}
+
+/* Asks the daemon on path. -ENOENT or -ECONNREFUSED: nobody there. Any other error means a
+ * daemon (or something) answered wrongly or not in time, and is said here. */
 static int fetch(const char *path, json_object **ret) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        char buf[65536];
-        size_t len = 0;
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        usec_t deadline = now_clock(CLOCK_MONOTONIC) + STATUS_ANSWER_TIMEOUT;
+        char t[FORMAT_TIMESPAN_MAX], why[512];
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, size = 0;
+        int r;
 
         if (fd < 0)
                 return negative_errno();
@@ -41,31 +72,70 @@ static int fetch(const char *path, json_object **ret) {
                 return -ENAMETOOLONG;
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
         if (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                int r = negative_errno();
+                r = negative_errno();
                 if (r == -EACCES || r == -EPERM) {
                         fprintf(stderr, "memgov status: %s: %s (the control socket answers root and memgov's own "
                                         "user only: run it with sudo)\n", path, strerror(-r));
                         return -EACCES;
                 }
+                /* A full backlog: the daemon does not accept. */
+                if (r != -EAGAIN)
+                        return r;
+                r = wait_fd(fd, POLLOUT, deadline);
+                if (r < 0)
+                        goto timeout;
+        }
+        r = wait_fd(fd, POLLOUT, deadline);
+        if (r < 0)
+                goto timeout;
+        if (send(fd, "status\n", 7, MSG_NOSIGNAL) != 7) {
+                r = negative_errno();
+                if (r == -EAGAIN)
+                        goto timeout;
+                fprintf(stderr, "memgov status: %s: cannot send the request: %s\n", path, strerror(-r));
                 return r;
         }
-        struct timeval tv = { .tv_sec = 5 };
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        if (send(fd, "status\n", 7, MSG_NOSIGNAL) != 7)
-                return negative_errno();
+
+        /* Read whole, to the daemon's end of the reply: a cut one is never taken for a reply. */
         for (;;) {
-                ssize_t n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0 || (len += (size_t) n) == sizeof(buf) - 1)
+                if (len + 1 >= size) {
+                        if (size >= STATUS_REPLY_MAX) {
+                                fprintf(stderr, "memgov status: %s: the reply is longer than %u MiB: refused\n", path,
+                                        STATUS_REPLY_MAX >> 20);
+                                return -EFBIG;
+                        }
+                        size = size ? size * 2 : 65536;
+                        char *b = realloc(buf, size);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                }
+                ssize_t n = recv(fd, buf + len, size - 1 - len, 0);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+                        r = wait_fd(fd, POLLIN, deadline);
+                        if (r < 0)
+                                goto timeout;
+                        continue;
+                }
+                if (n < 0) {
+                        r = negative_errno();
+                        fprintf(stderr, "memgov status: %s: reading the reply: %s\n", path, strerror(-r));
+                        return r;
+                }
+                if (n == 0)
                         break;
+                len += (size_t) n;
         }
         buf[len] = '\0';
-        char why[512];
-        int r = status_reply_parse(buf, ret, why, sizeof(why));
+        r = status_reply_parse(buf, ret, why, sizeof(why));
         if (r == -EACCES)
                 fprintf(stderr, "memgov status: %s: %s\n", path, why);
+        else if (r < 0)
+                fprintf(stderr, "memgov status: %s: the reply (%zu bytes) is not a status document\n", path, len);
         return r;
+timeout:
+        fprintf(stderr, "memgov status: %s: no answer within %s\n", path, format_timespan(t, STATUS_ANSWER_TIMEOUT));
+        return -ETIMEDOUT;
 }
 
 int status_reply_parse(const char *buf, json_object **ret, char *error, size_t error_size) {
@@ -194,6 +264,13 @@ void print_status(json_object *st, bool color, const char *note) {
                 printf("  server        pid %" PRId64 ", RSS %s, %" PRId64 " threads, %" PRId64 " anonymous mappings%s%s\n", pid,
                        bytes_or_max(p, "rss", a), thr, maps, hu ? ", up " : "", hu ? format_timespan(ts, (usec_t) up * USEC_PER_SEC) : "");
         }
+        json_object *wk = obj(st, "worker");
+        if (wk && json_object_get_boolean(obj(wk, "overdue"))) {
+                int64_t running = 0;
+                has_num(wk, "running_s", &running);
+                printf("  %sactions       WEDGED: %s running for %s, past its timeout%s\n", bold, str(wk, "action") ?: "?",
+                       format_timespan(ts, (usec_t) running * USEC_PER_SEC), off);
+        }
         if (obj(st, "memory_high_set"))
                 printf("  memory.high   %s set by memgov\n", bytes_or_max(st, "memory_high_set", a));
 
@@ -240,6 +317,32 @@ void print_status(json_object *st, bool color, const char *note) {
         }
 }
 
+/* A liveness probe (Kubernetes): the daemon must answer, and its action thread must not be
+ * wedged. A snapshot would say nothing about the daemon: none is taken. */
+static int probe_daemon(const char *socket_path) {
+        json_object *st = NULL, *w, *v;
+
+        if (!socket_path) {
+                fprintf(stderr, "memgov status: no control socket in %s: no daemon runs\n", MEMGOV_RUN_DIR);
+                return EXIT_FAILURE;
+        }
+        int r = fetch(socket_path, &st);
+        if (r == -ENOENT || r == -ECONNREFUSED)
+                fprintf(stderr, "memgov status: %s: no daemon answers: %s\n", socket_path, strerror(-r));
+        if (r < 0)
+                return EXIT_FAILURE;
+        bool overdue = json_object_object_get_ex(st, "worker", &w) && json_object_object_get_ex(w, "overdue", &v) &&
+                       json_object_get_boolean(v);
+        if (overdue) {
+                int64_t running = 0;
+                has_num(w, "running_s", &running);
+                fprintf(stderr, "memgov status: %s: the action thread is wedged: %s running for %" PRId64 "s, past its "
+                                "timeout\n", socket_path, str(w, "action") ?: "an action", running);
+        }
+        json_object_put(st);
+        return overdue ? EXIT_FAILURE : 0;
+}
+
 /* No daemon: look at the target once, through the same code the daemon runs. */
 static int snapshot(const TargetArgs *t, json_object **ret) {
         ManagerOptions o = { .target = t->spec, .roots = t->roots, .socket_path = "", .state_dir = "", .dry_run = true, .quiet = true };
@@ -263,19 +366,20 @@ int cmd_status(int argc, char **argv) {
                 { "json", no_argument, NULL, 'j' },
                 { "watch", optional_argument, NULL, 'w' },
                 { "socket", required_argument, NULL, 's' },
+                { "probe", no_argument, NULL, 'p' },
                 { "help", no_argument, NULL, 'h' },
                 TARGET_OPTIONS,
                 {},
         };
         const char *socket_path = NULL;
-        bool json = false;
+        bool json = false, probe = false;
         usec_t watch = 0;
         TargetArgs t;
         char path[300];
         int c, r;
 
         target_args_init(&t);
-        while ((c = getopt_long(argc, argv, "jw::s:h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "jw::s:ph", options, NULL)) >= 0) {
                 if ((r = target_args_parse(&t, c, optarg, "status")) != 0) {
                         if (r < 0)
                                 return EXIT_USAGE;
@@ -295,6 +399,9 @@ int cmd_status(int argc, char **argv) {
                 case 's':
                         socket_path = optarg;
                         break;
+                case 'p':
+                        probe = true;
+                        break;
                 case 'h':
                         help();
                         return 0;
@@ -305,6 +412,10 @@ int cmd_status(int argc, char **argv) {
         }
         if (optind < argc) {
                 fprintf(stderr, "memgov status: unexpected argument '%s'\n", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (probe && (json || watch)) {
+                fprintf(stderr, "memgov status: --probe prints nothing: not with --json or --watch\n");
                 return EXIT_USAGE;
         }
 
@@ -321,6 +432,9 @@ int cmd_status(int argc, char **argv) {
                 }
         }
 
+        if (probe)
+                return probe_daemon(socket_path);
+
         bool color = !json && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
         for (;;) {
                 json_object *st = NULL;
@@ -328,9 +442,11 @@ int cmd_status(int argc, char **argv) {
                 r = socket_path ? fetch(socket_path, &st) : -ENOENT;
                 if (r == -EACCES)
                         return EXIT_FAILURE;
+                /* Something answered, but not as a daemon does, or not in time: said, and never
+                 * passed off as a snapshot. */
+                if (r < 0 && r != -ENOENT && r != -ECONNREFUSED)
+                        return EXIT_FAILURE;
                 if (r < 0) {
-                        if (socket_path && r != -ENOENT && r != -ECONNREFUSED)
-                                fprintf(stderr, "memgov status: %s: %s\n", socket_path, strerror(-r));
                         r = snapshot(&t, &st);
                         if (r < 0) {
                                 fprintf(stderr, "memgov status: no memgov daemon answers%s%s, and the target cannot be "

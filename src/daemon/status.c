@@ -122,6 +122,23 @@ static json_object *governor_json(const Manager *m) {
         return g;
 }
 
+/* The action thread: what it carries out, and whether it is wedged (then the watchdog pings
+ * stop, and the liveness probe fails). */
+static json_object *worker_json(const Manager *m, usec_t now) {
+        json_object *w = json_object_new_object();
+        uint64_t id;
+        Decision d;
+        usec_t started, running;
+        bool busy = action_worker_current(&m->worker, &id, &d, &started);
+        bool overdue = busy && action_worker_wedged(&m->worker, now, &d, &running);
+
+        json_object_object_add(w, "busy", json_object_new_boolean(busy));
+        json_object_object_add(w, "action", busy ? json_object_new_string(decision_kind_to_string(d.kind)) : NULL);
+        json_object_object_add(w, "running_s", busy ? json_object_new_uint64((now - started) / USEC_PER_SEC) : NULL);
+        json_object_object_add(w, "overdue", json_object_new_boolean(overdue));
+        return w;
+}
+
 json_object *manager_status_json(const Manager *m) {
         json_object *o = json_object_new_object(), *hist = json_object_new_array();
         usec_t now = now_clock(CLOCK_MONOTONIC);
@@ -149,6 +166,7 @@ json_object *manager_status_json(const Manager *m) {
         json_object_object_add(o, "memory_high_set", m->engine->high_known ? size_or_max_json(m->engine->high_set) : NULL);
         json_object_object_add(o, "actions", actions_json(m));
         json_object_object_add(o, "restart_pending", json_object_new_boolean(m->engine->restart_pending));
+        json_object_object_add(o, "worker", worker_json(m, now));
 
         for (unsigned i = 0; i < m->history_n; i++) {
                 const HistoryEntry *h = &m->history[(m->history_head + i) % MANAGER_HISTORY];

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The watchdog and the liveness probe. memgov run on the fake cgroup and proc tree pings the
+watchdog (WATCHDOG=1 on NOTIFY_SOCKET, here a datagram socket of the test) while its action
+thread is healthy, also while a job runs within its timeout, and stops once a job is wedged past
+its timeout (wedge-preload.so makes the memory.high open never return, as a write stuck in
+reclaim): then memgov status says so and memgov status --probe fails. The probe also fails when
+no daemon answers, or when something on the socket does not answer within its bound; memgov
+status reads a long reply whole and refuses a cut or an endless one, never passing it off as a
+snapshot.
+usage: watchdog-probe.py MEMGOV WEDGE_PRELOAD SOURCE_ROOT"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_tree import Checks, MB, inactive_file, make_tree, set_current  # noqa: E402
+
+MEMGOV, PRELOAD, SRC = sys.argv[1], sys.argv[2], sys.argv[3]
+DATA = os.path.join(SRC, "tests", "data")
+CHECKS = Checks("watchdog-probe")
+fail, ok, wait_for = CHECKS.fail, CHECKS.ok, CHECKS.wait_for
+DAEMONS = []
+
+
+def status(*args, timeout=30):
+    t0 = time.monotonic()
+    r = subprocess.run([MEMGOV, "status", *args], capture_output=True, text=True, timeout=timeout)
+    return r, time.monotonic() - t0
+
+
+def serve_once(path, reply, answer=True):
+    """A fake daemon on path: takes one client, reads its request, sends reply (or nothing)."""
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(4)
+
+    def run():
+        c, _ = srv.accept()
+        try:
+            c.recv(64)
+            if answer:
+                c.sendall(reply)
+            else:
+                time.sleep(15)
+        except OSError:
+            pass  # the client gave up: what is checked is what it says
+        finally:
+            c.close()
+            srv.close()
+    threading.Thread(target=run, daemon=True).start()
+
+
+def check_replies(tmp):
+    history = [{"kind": "trim", "level": "trim", "line": "x" * 1000, "result": None, "error": None}
+               for _ in range(200)]
+    doc = json.dumps({"version": "0", "instance": "long-reply", "level": "normal", "history": history}).encode()
+    if len(doc) < 150 * 1024:
+        fail("the long reply is not long")
+
+    sock = os.path.join(tmp, "long.sock")
+    serve_once(sock, doc + b"\n")
+    r, _ = status("--json", "--socket", sock)
+    if r.returncode != 0:
+        fail(f"a {len(doc)}-byte reply: exit {r.returncode}: {r.stderr}")
+    st = json.loads(r.stdout)
+    if st.get("instance") != "long-reply" or len(st["history"]) != 200:
+        fail(f"a {len(doc)}-byte reply was not read whole: instance {st.get('instance')}")
+    ok(f"a {len(doc) // 1024} KiB reply is read whole")
+
+    sock = os.path.join(tmp, "cut.sock")
+    serve_once(sock, doc[:70000])
+    r, _ = status("--json", "--socket", sock)
+    if r.returncode == 0 or r.stdout or "is not a status document" not in r.stderr:
+        fail(f"a cut reply: exit {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr!r}")
+    ok("a reply cut short is refused, no snapshot instead: " + r.stderr.strip())
+
+    sock = os.path.join(tmp, "endless.sock")
+    serve_once(sock, b"[" + b"0," * (9 << 20))
+    r, _ = status("--json", "--socket", sock)
+    if r.returncode == 0 or r.stdout or "longer than 16 MiB: refused" not in r.stderr:
+        fail(f"an endless reply: exit {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr!r}")
+    ok("a reply of more than 16 MiB is refused: " + r.stderr.strip())
+
+    sock = os.path.join(tmp, "silent.sock")
+    serve_once(sock, b"", answer=False)
+    r, took = status("--probe", "--socket", sock)
+    if r.returncode == 0 or "no answer within 5s" not in r.stderr or took > 8:
+        fail(f"probe of a socket that does not answer: exit {r.returncode} after {took:.1f}s: {r.stderr!r}")
+    ok(f"probe of a socket that does not answer: exit {r.returncode} after {took:.1f}s")
+
+    r, _ = status("--probe", "--socket", os.path.join(tmp, "nobody.sock"))
+    if r.returncode == 0 or "no daemon answers" not in r.stderr or r.stdout:
+        fail(f"probe with no daemon: exit {r.returncode}: {r.stderr!r}")
+    ok("probe with no daemon: exit 1, no snapshot taken")
+
+
+class Pings:
+    """The daemon's sd_notify messages, with the time each WATCHDOG=1 came."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.times = []
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        while True:
+            msg = self.sock.recv(4096).decode(errors="replace")
+            if "WATCHDOG=1" in msg.split("\n"):
+                self.times.append(time.monotonic())
+
+    def since(self, t):
+        return [p for p in self.times if p >= t]
+
+
+def check_watchdog(tmp):
+    inact = inactive_file(DATA)
+    cg, proc = make_tree(DATA, tmp, 60 * MB + inact)
+    policy = os.path.join(tmp, "policy.ini")
+    shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), policy)
+    os.chmod(policy, 0o644)
+    sock = os.path.join(tmp, "memgov.sock")
+    log_path = os.path.join(tmp, "memgov.log")
+    pings = Pings(os.path.join(tmp, "notify.sock"))
+    env = dict(os.environ, LD_PRELOAD=PRELOAD, MEMGOV_WEDGE_OPEN="memory.high",
+               NOTIFY_SOCKET=os.path.join(tmp, "notify.sock"), WATCHDOG_USEC="1000000")
+    # WATCHDOG_PID names the daemon itself: the shell's pid, which exec gives to memgov.
+    d = subprocess.Popen(["sh", "-c", 'WATCHDOG_PID=$$ exec "$@"', "sh", MEMGOV, "run", "--dry-run", "--cgroup-root", cg,
+                          "--proc-root", proc, "--cgroup", "/db", "--policy", policy, "--socket", sock,
+                          "--state-dir", ""], stderr=open(log_path, "w"), env=env)
+    DAEMONS.append(d)
+
+    def logged():
+        return open(log_path).read()
+
+    wait_for(lambda: "governing cgroup /db" in logged() and os.path.exists(sock), "the daemon to find its target")
+    t0 = time.monotonic()
+    time.sleep(2.2)
+    n = len(pings.since(t0))
+    if n < 3:
+        fail(f"{n} watchdog pings in 2.2 s with WATCHDOG_USEC=1s (expected one every 0.5 s)")
+    r, _ = status("--probe", "--socket", sock)
+    if r.returncode != 0 or r.stdout or r.stderr:
+        fail(f"probe of a healthy daemon: exit {r.returncode}, {r.stdout!r} {r.stderr!r}")
+    ok(f"healthy: {n} watchdog pings in 2.2 s, the probe exits 0 and prints nothing")
+
+    # Throttle: the memory.high job's open never returns.
+    for ws in (140, 180):
+        set_current(cg, ws * MB + inact)
+        time.sleep(0.3)
+
+    def worker():
+        r, _ = status("--json", "--socket", sock)
+        return json.loads(r.stdout)["worker"] if r.returncode == 0 else {}
+    wait_for(lambda: worker().get("busy"), "the memory.high job to start")
+    busy_since = time.monotonic()
+    wait_for(lambda: "still running after" in logged(), "the job to be counted as failed", timeout=15)
+    # Past its timeout (10 s) but within the margin (10 s more): still pinging, the probe passes.
+    time.sleep(max(0.0, busy_since + 12 - time.monotonic()))
+    late = pings.since(busy_since + 10.5)
+    if not late:
+        fail("no watchdog ping while the job ran within its timeout and margin")
+    r, _ = status("--probe", "--socket", sock)
+    if r.returncode != 0:
+        fail(f"probe within the margin: exit {r.returncode}: {r.stderr}")
+    ok("a job past its timeout, within the margin: counted as failed, pings go on, the probe passes")
+
+    wait_for(lambda: "the action thread is wedged" in logged(), "the wedge to be reported", timeout=15)
+    wedged_at = time.monotonic()
+    line = [x for x in logged().splitlines() if "the action thread is wedged" in x][0]
+    time.sleep(3)
+    after = pings.since(wedged_at + 0.1)
+    if after:
+        fail(f"{len(after)} watchdog pings after '{line}'")
+    if logged().count("the action thread is wedged") != 1:
+        fail("the wedge is not said exactly once")
+    w = worker()
+    if not w.get("overdue") or w.get("running_s", 0) < 20:
+        fail(f"status does not say the thread is wedged: {w}")
+    r, _ = status("--socket", sock)
+    if "WEDGED: " not in r.stdout:
+        fail(f"the status table does not say the thread is wedged:\n{r.stdout}")
+    r, _ = status("--probe", "--socket", sock)
+    if r.returncode == 0 or "the action thread is wedged" not in r.stderr:
+        fail(f"probe of a wedged daemon: exit {r.returncode}: {r.stderr!r}")
+    ok(f"wedged: said once ({line.strip()}), no watchdog ping for 3 s, status worker {w}, "
+       f"probe exit {r.returncode}: {r.stderr.strip()}")
+
+    d.send_signal(signal.SIGTERM)
+    try:
+        code = d.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        fail("no exit within 5 s of SIGTERM with the action thread wedged")
+    if code != 0:
+        fail(f"exit status {code} after SIGTERM")
+    ok("SIGTERM with the thread wedged: exit 0")
+
+
+def main():
+    if os.geteuid() != 0:
+        print("watchdog-probe: SKIP: needs root (the daemon's capabilities)")
+        sys.exit(77)
+    tmp = tempfile.mkdtemp(prefix="memgov-watchdog-")
+    try:
+        check_replies(tmp)
+        check_watchdog(tmp)
+    finally:
+        for p in DAEMONS:
+            if p.poll() is None:
+                p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
