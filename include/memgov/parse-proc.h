@@ -99,8 +99,3 @@ int proc_maps_find(const char *buf, size_t len, uint64_t addr, uint64_t *ret_sta
 /* The range and permissions of one line of /proc/PID/maps: -ENODATA for a blank line. */
 int proc_maps_line_range(const char *line, size_t len, uint64_t *ret_start, uint64_t *ret_end,
                          char ret_perms[static 5]);
-
-/* /proc/PID/net/unix: the path of a listening stream socket whose inode is among inodes
- * (the sockets a process holds, from its /proc/PID/fd links). -ENOENT when none. */
-int proc_net_unix_listening(const char *buf, size_t len, const uint64_t *inodes, size_t n_inodes, char *path,
-                            size_t size);

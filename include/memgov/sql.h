@@ -17,11 +17,22 @@ typedef struct SqlConn {
         char endpoint[PATH_MAX + 64]; /* where we connected, for messages */
 } SqlConn;
 
-/* The socket a server process listens on, as a path that reaches it from here: through the
- * process's own root (/proc/PID/root/run/mysqld/mysqld.sock). */
+/* The unix socket a server process listens on, found with sock_diag in the process's network
+ * namespace among the sockets it holds (never from /proc/net/unix, where a path can forge a
+ * line). Returns an O_PATH descriptor of the socket's file, opened through the process's root
+ * and checked to be the inode the socket is bound to, and its path as the server sees it in buf
+ * (/run/mysqld/mysqld.sock). Connect through /proc/self/fd/N. */
 int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_size);
 
-/* An option file with a password: refused when others may read it, or (as root) not root's. */
+/* 0 when the peer of a connected unix socket is the server process or a process of its cgroup;
+ * -EPERM otherwise. */
+int sql_check_peer(int sock, pid_t server, const char *endpoint, char *why, size_t why_size);
+
+/* An option file with a password: refused when others may read it, or (as root) not root's, or
+ * when it is a symbolic link or holds !include or !includedir (those would be read unchecked).
+ * sql_open_option_file returns the descriptor checked, for the library to read through
+ * /proc/self/fd/N. */
+int sql_open_option_file(const char *path, char *why, size_t why_size);
 int sql_check_option_file(const char *path, char *why, size_t why_size);
 
 int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size);

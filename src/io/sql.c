@@ -1,35 +1,45 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/openat2.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <mysql.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "memgov/fileio.h"
-#include "memgov/parse-proc.h"
 #include "memgov/sql.h"
+#include "memgov/unix-diag.h"
 
 void sql_library_init(void) {
         mysql_library_init(0, NULL, NULL);
 }
 
-int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_size) {
-        char path[96], link[128];
-        uint64_t inodes[256];
+/* The inodes of the sockets a process holds: its /proc/PID/fd links, "socket:[N]". */
+static int socket_inodes(pid_t pid, uint64_t *inodes, size_t max, size_t *ret_n, char *why, size_t why_size) {
+        char path[64], link[128];
         size_t n = 0;
 
         snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
         DIR *d = opendir(path);
         if (!d) {
-                snprintf(why, why_size, "cannot list the descriptors of process %d: %m", (int) pid);
-                return negative_errno();
+                int r = negative_errno();
+                snprintf(why, why_size, "cannot list the descriptors of process %d: %s", (int) pid, strerror(-r));
+                return r;
         }
         struct dirent *de;
-        while ((de = readdir(d)) && n < ELEMENTSOF(inodes)) {
+        while ((de = readdir(d)) && n < max) {
                 ssize_t k = readlinkat(dirfd(d), de->d_name, link, sizeof(link) - 1);
                 if (k <= 0)
                         continue;
@@ -39,35 +49,294 @@ int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_siz
                         inodes[n++] = ino;
         }
         closedir(d);
-
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        char sock[PATH_MAX];
-        snprintf(path, sizeof(path), "/proc/%d/net/unix", (int) pid);
-        int r = read_full_file_at(AT_FDCWD, path, 16U << 20, &text, &len);
-        if (r >= 0)
-                r = proc_net_unix_listening(text, len, inodes, n, sock, sizeof(sock));
-        if (r < 0) {
-                snprintf(why, why_size, "process %d listens on no unix socket%s", (int) pid,
-                         r == -ENOENT ? " (give [sql] socket or host)" : "");
-                return r;
-        }
-        /* Through its root, so that a server in another mount namespace is reached too. */
-        snprintf(buf, size, "/proc/%d/root%s", (int) pid, sock);
-        if (strlen(buf) >= sizeof(((struct sockaddr_un *) 0)->sun_path))
-                snprintf(buf, size, "%s", sock);
+        *ret_n = n;
         return 0;
 }
 
-int sql_check_option_file(const char *path, char *why, size_t why_size) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+/* The child's answer: an errno, and the descriptor alongside when it is 0. */
+static void send_fd(int sock, int fd, int error) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        struct iovec iov = { .iov_base = &error, .iov_len = sizeof(error) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        if (fd >= 0) {
+                mh.msg_control = control.buf;
+                mh.msg_controllen = sizeof(control.buf);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        }
+        (void) sendmsg(sock, &mh, MSG_NOSIGNAL);
+}
+
+static int recv_fd(int sock) {
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control = {};
+        int error = 0;
+        struct iovec iov = { .iov_base = &error, .iov_len = sizeof(error) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                             .msg_controllen = sizeof(control.buf) };
+        ssize_t k;
+        do
+                k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return negative_errno();
+        int fd = -1;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (k != sizeof(error) || (error == 0 && fd < 0)) {
+                if (fd >= 0)
+                        close(fd);
+                return -EBADMSG;
+        }
+        if (error != 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -error;
+        }
+        return fd;
+}
+
+/* A sock_diag socket in the network namespace of pid: sock_diag lists only the sockets of the
+ * namespace its socket was made in, and a socket keeps that namespace. setns() would move the
+ * whole calling thread (the worker, or the daemon's main thread), so a short-lived child enters
+ * the namespace, makes the socket and hands it back over SCM_RIGHTS. */
+static int diag_socket_of(pid_t pid, char *why, size_t why_size) {
+        struct stat self, target;
+        char path[64];
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/ns/net", (int) pid);
+        _cleanup_close_ int ns = open(path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || fstat(ns, &target) < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "cannot open the network namespace of process %d: %s", (int) pid, strerror(-r));
+                return r;
+        }
+        if (stat("/proc/thread-self/ns/net", &self) == 0 && self.st_dev == target.st_dev &&
+            self.st_ino == target.st_ino) {
+                int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+                if (fd < 0) {
+                        r = negative_errno();
+                        snprintf(why, why_size, "cannot open a sock_diag socket: %s", strerror(-r));
+                        return r;
+                }
+                return fd;
+        }
+
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "socketpair: %s", strerror(-r));
+                return r;
+        }
+        pid_t child = fork();
+        if (child < 0) {
+                r = negative_errno();
+                close(pair[0]);
+                close(pair[1]);
+                snprintf(why, why_size, "fork: %s", strerror(-r));
+                return r;
+        }
+        if (child == 0) {
+                /* Only system calls here: the parent may have other threads. */
+                int fd = -1;
+                if (setns(ns, CLONE_NEWNET) == 0)
+                        fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+                send_fd(pair[1], fd, fd < 0 ? errno : 0);
+                _exit(0);
+        }
+        close(pair[1]);
+        int fd = recv_fd(pair[0]);
+        close(pair[0]);
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (fd < 0)
+                snprintf(why, why_size, "cannot open a sock_diag socket in the network namespace of process %d: %s",
+                         (int) pid, strerror(-fd));
+        return fd;
+}
+
+/* Asks the kernel for the listening unix sockets of the namespace and keeps the server's. */
+static int diag_find(int fd, pid_t pid, const uint64_t *inodes, size_t n, UnixDiagSocket *ret, char *why,
+                     size_t why_size) {
+        struct {
+                struct nlmsghdr h;
+                struct unix_diag_req r;
+        } req = {
+                .h = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+                       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+                .r = { .sdiag_family = AF_UNIX, .udiag_states = 1U << 10 /* TCP_LISTEN */,
+                       .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_VFS },
+        };
+        struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+        struct timeval tv = { .tv_sec = 5 };
+        int r;
+
+        *ret = (UnixDiagSocket) {};
+        (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *) &kernel, sizeof(kernel)) < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "sock_diag request: %s", strerror(-r));
+                return r;
+        }
+        _cleanup_free_ char *buf = malloc(32768);
+        if (!buf) {
+                snprintf(why, why_size, "out of memory");
+                return -ENOMEM;
+        }
+        do {
+                ssize_t k = recv(fd, buf, 32768, 0);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        r = k < 0 ? negative_errno() : -EBADMSG;
+                        snprintf(why, why_size, "sock_diag reply: %s", strerror(-r));
+                        return r;
+                }
+                r = unix_diag_parse(buf, (size_t) k, inodes, n, ret);
+                if (r < 0) {
+                        snprintf(why, why_size, "sock_diag reply: %s", strerror(-r));
+                        return r;
+                }
+        } while (r == 0);
+        if (!ret->found) {
+                snprintf(why, why_size, "process %d listens on no unix socket (give [sql] socket or host)", (int) pid);
+                return -ENOENT;
+        }
+        return 0;
+}
+
+/* The server's socket file, opened by its path inside the server's root and checked to be the
+ * very inode the server's listening socket is bound to (sock_diag's VFS attribute): a path of
+ * someone else's choosing cannot stand in for it. The O_PATH descriptor pins that inode, and
+ * /proc/self/fd/N reaches the socket through it whatever the length of the path. */
+static int open_server_socket_file(pid_t pid, const UnixDiagSocket *s, char *why, size_t why_size) {
+        char root[64];
         struct stat st;
+        int r;
+
+        snprintf(root, sizeof(root), "/proc/%d/root", (int) pid);
+        _cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rfd < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "cannot open the root of process %d: %s", (int) pid, strerror(-r));
+                return r;
+        }
+        struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+        int fd = (int) syscall(SYS_openat2, rfd, s->path, &how, sizeof(how));
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                r = negative_errno();
+                if (fd >= 0)
+                        close(fd);
+                snprintf(why, why_size, "cannot open the socket %s of process %d: %s", s->path, (int) pid, strerror(-r));
+                return r;
+        }
+        /* The kernel reports its own dev_t (major << 20 | minor), not stat's encoding. */
+        dev_t dev = makedev((unsigned) (s->vfs_dev >> 20), (unsigned) (s->vfs_dev & 0xfffff));
+        if (!S_ISSOCK(st.st_mode) || st.st_ino != s->vfs_inode || st.st_dev != dev) {
+                close(fd);
+                snprintf(why, why_size, "%s in the root of process %d is not the socket the process listens on",
+                         s->path, (int) pid);
+                return -ESTALE;
+        }
+        return fd;
+}
+
+int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_size) {
+        uint64_t inodes[256];
+        size_t n = 0;
+        UnixDiagSocket s;
+        int r;
+
+        r = socket_inodes(pid, inodes, ELEMENTSOF(inodes), &n, why, why_size);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int diag = diag_socket_of(pid, why, why_size);
+        if (diag < 0)
+                return diag;
+        r = diag_find(diag, pid, inodes, n, &s, why, why_size);
+        if (r < 0)
+                return r;
+        int fd = open_server_socket_file(pid, &s, why, why_size);
+        if (fd < 0)
+                return fd;
+        snprintf(buf, size, "%s", s.path);
+        return fd;
+}
+
+static bool same_cgroup(pid_t a, pid_t b) {
+        char path[64], ca[512], cb[512];
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) a);
+        ssize_t na = read_small_file_at(AT_FDCWD, path, ca, sizeof(ca));
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) b);
+        ssize_t nb = read_small_file_at(AT_FDCWD, path, cb, sizeof(cb));
+        /* The root cgroup holds everything not placed elsewhere: no sign of belonging. */
+        return na > 0 && na == nb && memcmp(ca, cb, (size_t) na) == 0 && !(na == 5 && memcmp(ca, "0::/\n", 5) == 0);
+}
+
+int sql_check_peer(int sock, pid_t server, const char *endpoint, char *why, size_t why_size) {
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+
+        if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+                int r = negative_errno();
+                snprintf(why, why_size, "%s: cannot read who listens: %s", endpoint, strerror(-r));
+                return r;
+        }
+        if (cred.pid == server || (cred.pid > 0 && same_cgroup(cred.pid, server)))
+                return 0;
+        snprintf(why, why_size,
+                 "%s is served by process %d (uid %u), neither the server (process %d) nor a process of its cgroup: "
+                 "not connecting",
+                 endpoint, (int) cred.pid, (unsigned) cred.uid, (int) server);
+        return -EPERM;
+}
+
+/* Connects to the socket behind fd_path and checks who listens there, before the client
+ * library sends anything. Connector/C cannot adopt a descriptor we connected ourselves, so it
+ * connects again, to /proc/self/fd/N: that reaches the socket file our O_PATH descriptor pins,
+ * and a socket file belongs to one listening socket for its whole life (a later bind() makes a
+ * new file), so the library reaches the very socket checked here. */
+static int probe_peer(const char *fd_path, pid_t server, const char *endpoint, char *why, size_t why_size) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int r;
+
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", fd_path);
+        _cleanup_close_ int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (s < 0 || connect(s, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "cannot connect to %s: %s", endpoint, strerror(-r));
+                return r == -ENOENT ? -ECONNREFUSED : r;
+        }
+        return sql_check_peer(s, server, endpoint, why, why_size);
+}
+
+int sql_open_option_file(const char *path, char *why, size_t why_size) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        _cleanup_free_ char *text = NULL;
         char trusted[256];
+        struct stat st;
+        size_t len;
+        int r;
 
         if (fd < 0 || fstat(fd, &st) < 0) {
-                int r = negative_errno();
-                snprintf(why, why_size, "option file %s: %s", path, strerror(-r));
+                r = negative_errno();
+                snprintf(why, why_size, "option file %s: %s", path,
+                         r == -ELOOP ? "is a symbolic link (give the file itself)" : strerror(-r));
                 return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                snprintf(why, why_size, "option file %s is not a regular file", path);
+                return -EINVAL;
         }
         if (st.st_mode & (S_IRGRP | S_IROTH)) {
                 snprintf(why, why_size, "option file %s is readable by %s (mode %04o; expected chmod 600): it "
@@ -79,6 +348,36 @@ int sql_check_option_file(const char *path, char *why, size_t why_size) {
                 snprintf(why, why_size, "option file %s: %s", path, trusted);
                 return -EPERM;
         }
+        r = read_full_fd(fd, 1U << 20, &text, &len);
+        if (r < 0) {
+                snprintf(why, why_size, "option file %s: %s", path, strerror(-r));
+                return r;
+        }
+        /* The library would open an !include or !includedir by its path, later, unchecked: the
+         * one file read is the one checked here. */
+        unsigned line = 1;
+        for (const char *p = text; p < text + len; line++) {
+                const char *end = memchr(p, '\n', (size_t) (text + len - p));
+                const char *q = p;
+                while (q < (end ? end : text + len) && (*q == ' ' || *q == '\t'))
+                        q++;
+                if (q < text + len && *q == '!') {
+                        snprintf(why, why_size, "option file %s:%u: !include and !includedir are not allowed (put "
+                                                "the options in the file itself)", path, line);
+                        return -EPERM;
+                }
+                if (!end)
+                        break;
+                p = end + 1;
+        }
+        return TAKE_FD(fd);
+}
+
+int sql_check_option_file(const char *path, char *why, size_t why_size) {
+        int fd = sql_open_option_file(path, why, why_size);
+        if (fd < 0)
+                return fd;
+        close(fd);
         return 0;
 }
 
@@ -109,9 +408,15 @@ static unsigned seconds(usec_t t) {
         return (unsigned) MAX(t / USEC_PER_SEC, (usec_t) 1);
 }
 
+/* The authentication plugins a governor's account may use. Never mysql_clear_password or dialog,
+ * which hand the password over as it is; caching_sha2_password, for MySQL 8's accounts, sends it
+ * in clear over a unix socket, which the peer check has tied to the server by then. */
+#define SQL_AUTH_PLUGINS "mysql_native_password,client_ed25519,caching_sha2_password"
+
 int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size) {
-        char sock[PATH_MAX];
-        const char *socket_path = NULL, *host = NULL;
+        _cleanup_close_ int sock_fd = -1, opt_fd = -1;
+        char sock[PATH_MAX], fd_path[64] = "", opt_path[64] = "";
+        const char *host = NULL;
         int r;
 
         *ret = (SqlConn) {};
@@ -124,16 +429,35 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
                                 snprintf(why, why_size, "no server process to find the socket of (give [sql] socket)");
                                 return -ESRCH;
                         }
-                        r = sql_find_socket(server_pid, sock, sizeof(sock), why, why_size);
-                        if (r < 0)
-                                return r;
-                        socket_path = sock;
-                } else
-                        socket_path = p->sql_socket;
-                snprintf(ret->endpoint, sizeof(ret->endpoint), "%s", socket_path);
+                        sock_fd = sql_find_socket(server_pid, sock, sizeof(sock), why, why_size);
+                        if (sock_fd < 0)
+                                return sock_fd;
+                        snprintf(ret->endpoint, sizeof(ret->endpoint), "/proc/%d/root%s", (int) server_pid, sock);
+                } else {
+                        struct stat st;
+                        snprintf(ret->endpoint, sizeof(ret->endpoint), "%s", p->sql_socket);
+                        sock_fd = open(p->sql_socket, O_PATH | O_CLOEXEC);
+                        if (sock_fd < 0 || fstat(sock_fd, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+                                r = sock_fd < 0 ? negative_errno() : -ENOTSOCK;
+                                snprintf(why, why_size, "cannot connect to %s: %s", ret->endpoint, strerror(-r));
+                                return r == -ENOENT ? -ECONNREFUSED : r;
+                        }
+                }
+                /* Short whatever the socket's path, and reaching the file opened above only. */
+                snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", sock_fd);
+                /* With a server process known, whoever listens must be it, even behind a socket
+                 * path given in the policy; without one ([sql] socket alone), the policy's path
+                 * is trusted as it is. */
+                if (server_pid > 0 && (r = probe_peer(fd_path, server_pid, ret->endpoint, why, why_size)) < 0)
+                        return r;
         }
-        if (p->sql_option_file[0] && (r = sql_check_option_file(p->sql_option_file, why, why_size)) < 0)
-                return r;
+        if (p->sql_option_file[0]) {
+                opt_fd = sql_open_option_file(p->sql_option_file, why, why_size);
+                if (opt_fd < 0)
+                        return opt_fd;
+                /* The library reads the descriptor checked, not the path again. */
+                snprintf(opt_path, sizeof(opt_path), "/proc/self/fd/%d", opt_fd);
+        }
 
         MYSQL *m = mysql_init(NULL);
         if (!m) {
@@ -144,15 +468,26 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
         mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
         mysql_optionsv(m, MYSQL_OPT_READ_TIMEOUT, &qt);
         mysql_optionsv(m, MYSQL_OPT_WRITE_TIMEOUT, &qt);
-        if (p->sql_option_file[0]) {
-                mysql_optionsv(m, MYSQL_READ_DEFAULT_FILE, p->sql_option_file);
+        if (opt_path[0]) {
+                mysql_optionsv(m, MYSQL_READ_DEFAULT_FILE, opt_path);
                 mysql_optionsv(m, MYSQL_READ_DEFAULT_GROUP, "client");
         }
         mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+        if (mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH, SQL_AUTH_PLUGINS) != 0) {
+                snprintf(why, why_size, "the client library cannot restrict its authentication plugins");
+                mysql_close(m);
+                return -EOPNOTSUPP;
+        }
         const char *user = p->sql_option_file[0] ? NULL : p->sql_user;
-        if (!mysql_real_connect(m, host, user, NULL, NULL, host ? p->sql_port : 0, socket_path, 0)) {
+        if (!mysql_real_connect(m, host, user, NULL, NULL, host ? p->sql_port : 0, fd_path[0] ? fd_path : NULL, 0)) {
                 r = classify(mysql_errno(m));
                 snprintf(why, why_size, "cannot connect to %s: %s", ret->endpoint, mysql_error(m));
+                mysql_close(m);
+                return r;
+        }
+        /* Once more on the library's own connection: the same socket, the same listener. */
+        if (fd_path[0] && server_pid > 0 &&
+            (r = sql_check_peer((int) mysql_get_socket(m), server_pid, ret->endpoint, why, why_size)) < 0) {
                 mysql_close(m);
                 return r;
         }
