@@ -4,13 +4,25 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../src/act/hooks.h"
+
+/* Ours, ahead of libc's for the code under test: a kernel or a sandbox without pidfds. */
+static bool pidfd_fails;
+int pidfd_open(pid_t pid, unsigned flags) {
+        if (pidfd_fails) {
+                errno = ENOSYS;
+                return -1;
+        }
+        return (int) syscall(SYS_pidfd_open, pid, flags);
+}
 
 static HookContext ctx(void) {
         return (HookContext) { .event = "reset", .reason = "working set 9G = 90% of 10G budget", .target = "mariadb.service",
@@ -129,6 +141,32 @@ static void test_timeout_ends_the_group(void **state) {
         /* Nothing of its session is left. */
         assert_int_equal(kill(-session, 0), -1);
         assert_int_equal(errno, ESRCH);
+}
+
+/* Without a pidfd the hook's exit is looked for, within the same bounds. */
+static void test_without_pidfd(void **state) {
+        char out[256], why[512], hook[300];
+        HookContext c = ctx();
+        pidfd_fails = true;
+        usec_t a = mono();
+        assert_int_equal(hook_run("/bin/echo quick", &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), 0);
+        assert_true(mono() - a < USEC_PER_SEC);
+        assert_string_equal(out, "quick");
+        write_hook("hang2", "#!/bin/sh\n(trap '' TERM; exec sleep 30) &\necho $$ $!\nexec sleep 30\n", 0755, 0, hook,
+                   sizeof(hook));
+        a = mono();
+        int r = hook_run(hook, &c, 500 * USEC_PER_MSEC, false, out, sizeof(out), why, sizeof(why));
+        usec_t took = mono() - a;
+        pidfd_fails = false;
+        assert_int_equal(r, -ETIMEDOUT);
+        assert_true(took < 2 * USEC_PER_SEC);
+        int session, child, status;
+        assert_int_equal(sscanf(out, "%d %d", &session, &child), 2);
+        bool gone = reaped_within_a_second(child, &status);
+        if (!gone)
+                kill(child, SIGKILL);
+        assert_true(gone);
+        assert_int_equal(kill(-session, 0), -1);
 }
 
 static void test_output_held_open(void **state) {
@@ -269,13 +307,78 @@ static void test_signal_processes(void **state) {
         assert_int_equal(signal_processes("memgov-hook-t", SIGTERM, &p, false, why, sizeof(why)), 1);
         assert_int_equal(waitpid(outside, &status, 0), outside);
         assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-        unlink(path);
         unlink(procs);
         snprintf(procs, sizeof(procs), "%s/cg/payload", hook_dir);
         rmdir(procs);
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
         unlink(procs);
         rmdir(cg);
+}
+
+/* A cgroup v2 hierarchy mounted writable here, if any: its mount point. */
+static bool cgroup2_mount(char *buf, size_t size) {
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[1024];
+        bool found = false;
+        if (!f)
+                return false;
+        while (!found && fgets(line, sizeof(line), f)) {
+                char mnt[512], opts[256];
+                const char *sep = strstr(line, " - cgroup2 ");
+                if (sep && sscanf(line, "%*d %*d %*s %*s %511s %255s", mnt, opts) == 2 && strncmp(opts, "rw", 2) == 0) {
+                        snprintf(buf, size, "%s", mnt);
+                        found = true;
+                }
+        }
+        fclose(f);
+        return found;
+}
+
+/* The same on the kernel's cgroup v2, where a cgroup can be made here: cgroup.procs as the
+ * kernel writes it, a process moved in for real. */
+static void test_signal_processes_cgroup2(void **state) {
+        char why[256], path[300], mnt[512], cg[600], procs[700];
+        if (!cgroup2_mount(mnt, sizeof(mnt))) {
+                print_message("no cgroup v2 hierarchy mounted writable here: the cgroup files of test_signal_processes only\n");
+                return;
+        }
+        snprintf(cg, sizeof(cg), "%s/memgov-test-hooks-%d", mnt, (int) getpid());
+        if (mkdir(cg, 0755) < 0) {
+                print_message("cannot create a cgroup in %s (%s): the cgroup files of test_signal_processes only\n", mnt,
+                              strerror(errno));
+                return;
+        }
+        snprintf(path, sizeof(path), "%s/memgov-hook-t", hook_dir);
+        size_t len;
+        char *bin = NULL;
+        assert_int_equal(read_full_file_at(-100, "/bin/sleep", 1 << 24, &bin, &len), 0);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        assert_int_equal(fwrite(bin, 1, len, f), len);
+        fclose(f);
+        free(bin);
+        chmod(path, 0755);
+        pid_t inside = start_named(path), outside = start_named(path);
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
+        f = fopen(procs, "w");
+        assert_non_null(f);
+        fprintf(f, "%d\n", (int) inside);
+        assert_int_equal(fclose(f), 0);
+        usleep(200000);
+
+        ActionTarget t = { .cgroup_fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC), .pid = inside };
+        snprintf(t.cgroup, sizeof(t.cgroup), "/memgov-test-hooks");
+        assert_true(t.cgroup_fd >= 0);
+        assert_int_equal(signal_processes("memgov-hook-t", SIGTERM, &t, false, why, sizeof(why)), 1);
+        int status;
+        assert_int_equal(waitpid(inside, &status, 0), inside);
+        assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+        assert_int_equal(waitpid(outside, &status, WNOHANG), 0);
+        close(t.cgroup_fd);
+        kill(outside, SIGKILL);
+        waitpid(outside, &status, 0);
+        unlink(path);
+        assert_int_equal(rmdir(cg), 0);
 }
 
 static int setup(void **state) {
@@ -296,9 +399,11 @@ int main(void) {
                 cmocka_unit_test(test_environment),
                 cmocka_unit_test(test_failures),
                 cmocka_unit_test(test_timeout_ends_the_group),
+                cmocka_unit_test(test_without_pidfd),
                 cmocka_unit_test(test_output_held_open),
                 cmocka_unit_test(test_trust),
                 cmocka_unit_test(test_signal_processes),
+                cmocka_unit_test(test_signal_processes_cgroup2),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
