@@ -154,15 +154,9 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
                 snprintf(why, why_size, "'%s' is not a command (an absolute path and its arguments)", command);
                 return r < 0 ? r : -EINVAL;
         }
-        /* Opened once: the file checked is the file executed. O_PATH when we may not read it
-         * (then it is no script: its interpreter could not read it either). */
-        bool script = false;
-        _cleanup_close_ int exe = open(argv[0], O_RDONLY | O_NOCTTY | O_CLOEXEC);
-        if (exe >= 0) {
-                char magic[2];
-                script = pread(exe, magic, sizeof(magic), 0) == 2 && magic[0] == '#' && magic[1] == '!';
-        } else if (errno == EACCES)
-                exe = open(argv[0], O_PATH | O_CLOEXEC);
+        /* Opened once, O_PATH (a FIFO or a device put there is not opened for real): the file
+         * checked is the file executed. */
+        _cleanup_close_ int exe = open(argv[0], O_PATH | O_CLOEXEC);
         if (exe < 0) {
                 r = negative_errno();
                 snprintf(why, why_size, "%s: %s", argv[0], strerror(-r));
@@ -171,6 +165,12 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
         r = check_trusted_executable(exe, argv[0], why, why_size);
         if (r < 0)
                 return r;
+        /* A script? Read through the descriptor, the same file. One we may not read is none:
+         * its interpreter could not read it either. */
+        char self[64], magic[2];
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", exe);
+        _cleanup_close_ int text = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        bool script = text >= 0 && pread(text, magic, sizeof(magic), 0) == 2 && magic[0] == '#' && magic[1] == '!';
         if (dry_run) {
                 snprintf(output, output_size, "would run %s", command);
                 return 0;

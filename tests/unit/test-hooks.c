@@ -205,6 +205,13 @@ static void test_trust(void **state) {
         /* Checked in a dry run too: the dry run says what would happen. */
         assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, true, out, sizeof(out), why, sizeof(why)), -EPERM);
 
+        /* Not a file: refused without being opened (a FIFO would block the open). */
+        snprintf(dir, sizeof(dir), "%s/fifo", hook_dir);
+        assert_int_equal(mkfifo(dir, 0755), 0);
+        assert_int_equal(hook_run(dir, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), -EACCES);
+        assert_string_contains(why, "fifo: not a regular file");
+        unlink(dir);
+
         write_hook("group", "#!/bin/sh\necho ran\n", 0775, 0, hook, sizeof(hook));
         assert_int_equal(hook_run(hook, &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why, sizeof(why)), -EPERM);
         assert_string_contains(why, "writable by its group (mode 0775");
