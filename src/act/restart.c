@@ -22,8 +22,15 @@ static int read_dirty(void *userdata, unsigned n, char **row) {
         return 0;
 }
 
-/* Asks InnoDB to flush its dirty pages before the stop, so that the shutdown is short. */
-static void preflush(const ActionContext *c, char *note, size_t size) {
+static int read_value(void *userdata, unsigned n, char **row) {
+        if (n >= 1 && row[0])
+                snprintf(userdata, 32, "%s", row[0]);
+        return 0;
+}
+
+/* Asks InnoDB to flush its dirty pages before the stop, so that the shutdown is short. The
+ * setting it had goes into saved (32 bytes), for when the restart does not happen. */
+static void preflush(const ActionContext *c, char *note, size_t size, char *saved) {
         char why[512], t[FORMAT_TIMESPAN_MAX];
         SqlConn conn;
         long long first = -1, dirty = -1;
@@ -39,11 +46,21 @@ static void preflush(const ActionContext *c, char *note, size_t size) {
                 sql_close(&conn);
                 return;
         }
+        /* Never a setting that could not be put back. */
+        char old[32] = "";
+        if (sql_run(&conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct", read_value, old, why, sizeof(why)) < 0 ||
+            !old[0] || strspn(old, "0123456789.") != strlen(old)) {
+                snprintf(note, size, "pre-flush skipped (innodb_max_dirty_pages_pct unreadable%s%s)", old[0] ? "" : ": ",
+                         old[0] ? "" : why);
+                sql_close(&conn);
+                return;
+        }
         if (sql_run(&conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0", NULL, NULL, why, sizeof(why)) < 0) {
                 snprintf(note, size, "pre-flush refused (%s)", why);
                 sql_close(&conn);
                 return;
         }
+        snprintf(saved, 32, "%s", old);
         usec_t start = now_clock(CLOCK_MONOTONIC);
         dirty = first;
         while (dirty > 100 && now_clock(CLOCK_MONOTONIC) - start < c->policy->preflush_timeout) {
@@ -55,6 +72,24 @@ static void preflush(const ActionContext *c, char *note, size_t size) {
         sql_close(&conn);
         snprintf(note, size, "flushed dirty pages %lld -> %lld in %s", first, dirty,
                  format_timespan(t, now_clock(CLOCK_MONOTONIC) - start));
+}
+
+/* The restart did not happen: the server keeps running, and must not keep flushing as if it
+ * were about to stop. */
+static void preflush_undo(const ActionContext *c, const char *saved, char *note, size_t size) {
+        char why[512], q[96];
+        SqlConn conn;
+
+        int r = sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why));
+        if (r >= 0) {
+                snprintf(q, sizeof(q), "SET GLOBAL innodb_max_dirty_pages_pct = %s", saved);
+                r = sql_run(&conn, q, NULL, NULL, why, sizeof(why));
+                sql_close(&conn);
+        }
+        if (r < 0)
+                snprintf(note, size, "; innodb_max_dirty_pages_pct left at 0, not put back to %s (%s)", saved, why);
+        else
+                snprintf(note, size, "; innodb_max_dirty_pages_pct put back to %s", saved);
 }
 
 typedef struct JobWait {
@@ -188,7 +223,8 @@ static void run_hook(const ActionContext *c, const Decision *d, const char *even
 int restart_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         const ActionTarget *t = c->target;
         const Policy *p = c->policy;
-        char flush[256] = "", pre[600] = "", post[600] = "", why[512], tm[FORMAT_TIMESPAN_MAX];
+        char flush[256] = "", pre[600] = "", post[600] = "", undo[600] = "", saved[32] = "", why[512],
+             tm[FORMAT_TIMESPAN_MAX];
         bool unit = t->kind == TARGET_UNIT && t->unit[0];
         int r;
 
@@ -197,7 +233,7 @@ int restart_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 return -ESRCH;
         }
         if (d->preflush)
-                preflush(c, flush, sizeof(flush));
+                preflush(c, flush, sizeof(flush), saved);
         if (p->pre_hook[0])
                 run_hook(c, d, "pre-restart", p->pre_hook, pre, sizeof(pre));
 
@@ -213,9 +249,12 @@ int restart_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
 
         if (r >= 0 && p->post_hook[0])
                 run_hook(c, d, "post-restart", p->post_hook, post, sizeof(post));
+        if (r < 0 && saved[0])
+                preflush_undo(c, saved, undo, sizeof(undo));
 
         if (r < 0)
-                snprintf(ret->detail, sizeof(ret->detail), "restart: %s%s%s%s", why, flush[0] ? "; " : "", flush, pre);
+                snprintf(ret->detail, sizeof(ret->detail), "restart: %s%s%s%s%s", why, flush[0] ? "; " : "", flush, pre,
+                         undo);
         else if (c->dry_run)
                 snprintf(ret->detail, sizeof(ret->detail), "would %s%s%s%s%s%s%s",
                          unit ? "restart " : "send SIGTERM to ", unit ? t->unit : t->description,

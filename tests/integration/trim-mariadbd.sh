@@ -4,11 +4,13 @@
 # away; memgov trim (ptrace, then sql with the loadable function) gives memory back, and the
 # server keeps answering.
 # Then any account calling the function in a loop: the server trims once per interval, not on
-# every call.
-#   trim-mariadbd.sh MEMGOV MEMGOV_UDF
+# every call. Last, a restart with a pre-flush that systemd refuses: the server keeps running,
+# and keeps its innodb_max_dirty_pages_pct.
+#   trim-mariadbd.sh MEMGOV MEMGOV_UDF RESTART_REFUSED
 set -euo pipefail
 memgov=$1
 export MEMGOV_UDF=$2
+restart_refused=$3
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../lib/mariadb.sh
 . "$here/lib/mariadb.sh"
@@ -57,3 +59,11 @@ echo "trim-mariadbd: 100000 calls from an unprivileged account: $trims trims, $t
 (( took_ms < 10000 )) || fail "100000 calls of memgov_trim() took $took_ms ms"
 mariadb_sql "SELECT BENCHMARK(100000, memgov_trim())" >/dev/null || fail "BENCHMARK(100000, memgov_trim()) failed"
 echo "trim-mariadbd: ok: memgov_trim() trims at most once per interval"
+
+pct=$(mariadb_sql "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+detail=$("$restart_refused" "$MARIADB_PID") || fail "restart: $detail"
+echo "trim-mariadbd: refused restart: $detail"
+after=$(mariadb_sql "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
+[[ $after == "$pct" ]] || fail "a refused restart left innodb_max_dirty_pages_pct at $after (was $pct)"
+[[ $(mariadb_sql "SELECT 6 * 7") == 42 ]] || fail "the server does not answer after the refused restart"
+echo "trim-mariadbd: ok: a refused restart put innodb_max_dirty_pages_pct back to $pct"
