@@ -646,7 +646,9 @@ static int watchdog_start(Manager *m) {
         if (!w)
                 return log_error_errno(-ENOMEM, "out of memory");
         *w = (Watchdog) { .manager = m, .interval = MAX(usec / 2, (uint64_t) USEC_PER_MSEC) };
-        r = sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, 0, 0, on_watchdog, w);
+        /* Accurate to the millisecond: the default accuracy (250 ms) would eat into the half of
+         * WatchdogSec left as a margin. */
+        r = sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, 0, USEC_PER_MSEC, on_watchdog, w);
         if (r < 0) {
                 free(w);
                 return log_error_errno(r, "cannot arm the watchdog timer: %m");

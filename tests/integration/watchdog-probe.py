@@ -5,7 +5,8 @@ watchdog (WATCHDOG=1 on NOTIFY_SOCKET, here a datagram socket of the test) while
 thread is healthy, also while a job runs within its timeout, and stops once a job is wedged past
 its timeout (wedge-preload.so makes the memory.high open never return, as a write stuck in
 reclaim): then memgov status says so and memgov status --probe fails. The probe also fails when
-no daemon answers, or when something on the socket does not answer within its bound; memgov
+no daemon answers, or when the daemon (stopped) or something else on the socket does not answer
+within its bound; memgov
 status reads a long reply whole and refuses a cut or an endless one, never passing it off as a
 snapshot.
 usage: watchdog-probe.py MEMGOV WEDGE_PRELOAD SOURCE_ROOT"""
@@ -151,6 +152,16 @@ def check_watchdog(tmp):
     if r.returncode != 0 or r.stdout or r.stderr:
         fail(f"probe of a healthy daemon: exit {r.returncode}, {r.stdout!r} {r.stderr!r}")
     ok(f"healthy: {n} watchdog pings in 2.2 s, the probe exits 0 and prints nothing")
+
+    # A daemon whose loop does not run (stopped): the kernel still queues the connection.
+    d.send_signal(signal.SIGSTOP)
+    try:
+        r, took = status("--probe", "--socket", sock)
+    finally:
+        d.send_signal(signal.SIGCONT)
+    if r.returncode == 0 or "no answer within 5s" not in r.stderr or took > 8:
+        fail(f"probe of a stopped daemon: exit {r.returncode} after {took:.1f}s: {r.stderr!r}")
+    ok(f"probe of a stopped daemon: exit {r.returncode} after {took:.1f}s")
 
     # Throttle: the memory.high job's open never returns.
     for ws in (140, 180):
