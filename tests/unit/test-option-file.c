@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The SQL option file: checked on the descriptor the client library then reads (through
+ * /proc/self/fd/N), so that a swap of the path after the check changes nothing; and its
+ * !include and !includedir, which the library would open by path unchecked, refused. */
+#include "test-util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memgov/sql.h"
+
+static char dir[] = "/tmp/memgov-option-file.XXXXXX";
+
+static void make(const char *name, const char *text, mode_t mode, char *path, size_t size) {
+        snprintf(path, size, "%s/%s", dir, name);
+        (void) unlink(path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        assert_int_equal(fchmod(fd, mode), 0);
+        close(fd);
+}
+
+static void test_include_refused(void **state) {
+        char path[256], other[256], text[600], why[512];
+        /* The included file is readable by everyone: read by the library, it would be unchecked. */
+        make("other.cnf", "[client]\npassword=leaked\n", 0644, other, sizeof(other));
+        snprintf(text, sizeof(text), "[client]\nuser=memgov\n  !include %s\n", other);
+        make("main.cnf", text, 0600, path, sizeof(path));
+        assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "main.cnf:3: !include and !includedir are not allowed");
+
+        snprintf(text, sizeof(text), "!includedir %s\n[client]\nuser=memgov\n", dir);
+        make("dir.cnf", text, 0600, path, sizeof(path));
+        assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "dir.cnf:1: !include");
+
+        /* No directive: accepted. */
+        make("plain.cnf", "[client]\nuser=memgov\npassword=x\n", 0600, path, sizeof(path));
+        assert_int_equal(sql_check_option_file(path, why, sizeof(why)), 0);
+}
+
+static void test_symlink_refused(void **state) {
+        char path[256], link[256], why[512];
+        make("target.cnf", "[client]\nuser=memgov\n", 0600, path, sizeof(path));
+        snprintf(link, sizeof(link), "%s/link.cnf", dir);
+        (void) unlink(link);
+        assert_int_equal(symlink(path, link), 0);
+        assert_int_equal(sql_check_option_file(link, why, sizeof(why)), -ELOOP);
+        assert_string_contains(why, "is a symbolic link");
+}
+
+static void test_swap_after_check(void **state) {
+        char path[256], evil[256], why[512], fd_path[64];
+        make("client.cnf", "[client]\nuser=memgov\n", 0600, path, sizeof(path));
+        int fd = sql_open_option_file(path, why, sizeof(why));
+        if (fd < 0)
+                fail_msg("%s", why);
+
+        /* After the check, the path is made to name an untrusted file. */
+        make("evil.cnf", "[client]\nuser=root\nsocket=/tmp/impostor.sock\n", 0666, evil, sizeof(evil));
+        assert_int_equal(rename(evil, path), 0);
+
+        /* What the library is given reads the file checked, not the path's new file. */
+        snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        assert_int_equal(read_full_file_at(AT_FDCWD, fd_path, 4096, &text, &len), 0);
+        assert_string_equal(text, "[client]\nuser=memgov\n");
+        close(fd);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_include_refused),
+                cmocka_unit_test(test_symlink_refused),
+                cmocka_unit_test(test_swap_after_check),
+        };
+        assert_non_null(mkdtemp(dir));
+        int r = cmocka_run_group_tests(tests, NULL, NULL);
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        (void) !system(cmd);
+        return r;
+}
