@@ -66,15 +66,17 @@ static int check_trusted_executable(int fd, const char *path, char *why, size_t 
         _cleanup_close_ int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         char *name = real + 1;
         for (;;) {
+                int shown = (int) MAX(name - real - 1, 1); /* the directory's path: real up to name */
                 if (dir < 0 || fstat(dir, &st) < 0) {
-                        snprintf(why, why_size, "%s: cannot look at %.*s: %m", path, (int) MAX(name - real - 1, 1), real);
+                        snprintf(why, why_size, "%s: cannot look at %.*s: %m", path, shown, real);
                         return negative_errno();
                 }
                 bool writable = st.st_mode & (S_IWGRP | S_IWOTH);
                 if (st.st_uid != 0 || (writable && !(st.st_mode & S_ISVTX))) {
-                        snprintf(why, why_size, "%s is not trusted to run as root: its directory %.*s is %s (mode %04o; "
-                                 "expected root's and chmod go-w)", path, (int) MAX(name - real - 1, 1), real,
-                                 st.st_uid != 0 ? "not owned by root" : "writable by others",
+                        snprintf(why, why_size,
+                                 "%s is not trusted to run as root: its directory %.*s is %s (mode %04o; expected "
+                                 "root's and chmod go-w)",
+                                 path, shown, real, st.st_uid != 0 ? "not owned by root" : "writable by others",
                                  (unsigned) (st.st_mode & 07777));
                         return -EPERM;
                 }
@@ -245,7 +247,8 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
                         timed_out = true;
                         break;
                 }
-                struct pollfd p[2] = { { .fd = eof ? -1 : out[0], .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+                struct pollfd p[2] = { { .fd = eof ? -1 : out[0], .events = POLLIN },
+                                       { .fd = pidfd, .events = POLLIN } };
                 usec_t wait = exited ? 0 : pidfd >= 0 ? deadline - now : MIN(deadline - now, HOOK_POLL);
                 int k = poll(p, 2, (int) MIN(wait / USEC_PER_MSEC + !exited, (usec_t) INT32_MAX));
                 if (k < 0 && errno == EINTR)
@@ -385,9 +388,11 @@ int signal_processes(const char *name, int sig, const ActionTarget *t, bool dry_
                 signal_one(t->pid, &s);
         if (s.count == 0) {
                 if (t->cgroup_fd >= 0)
-                        snprintf(why, why_size, "no process named %s in cgroup %s", name, t->cgroup[0] ? t->cgroup : "(the target's)");
+                        snprintf(why, why_size, "no process named %s in cgroup %s", name,
+                                 t->cgroup[0] ? t->cgroup : "(the target's)");
                 else
-                        snprintf(why, why_size, "the target has no cgroup, and its server (pid %d) is not named %s", (int) t->pid, name);
+                        snprintf(why, why_size, "the target has no cgroup, and its server (pid %d) is not named %s",
+                                 (int) t->pid, name);
                 return -ESRCH;
         }
         return s.count;
