@@ -153,7 +153,10 @@ typedef struct Engine {
         usec_t recent_t[8];
         unsigned recent_n, recent_head;
 
-        Trend trend;
+        /* The working set's trend over trend.window, and over the last of its points (window /
+         * points, at a resolution as much finer): the second stands in until the first is known
+         * (the first minutes of a run), so that a fast event has an ETA too. */
+        Trend trend, trend_short;
         uint64_t last_budget;
 } Engine;
 

@@ -12,9 +12,14 @@
  * starts a new segment. Within segments, the pairs give the growth rate between drops; across
  * segments, the slope of each segment's peak gives the net trend: trims that give back what
  * accumulated make a flat sawtooth (no OOM coming), trims that give back part of it a rising
- * one. Neither a drop nor the steep teeth are taken for the trend itself. */
+ * one. Neither a drop nor the steep teeth are taken for the trend itself.
+ *
+ * Samples sparser than the window allows for stretch it: the last min_points points count, up to
+ * TREND_STRETCH windows back. */
 
 #define TREND_MAX_POINTS 64
+/* Sparse samples stretch the window up to this many times its length (see estimate()). */
+#define TREND_STRETCH 8
 #define TREND_BUCKET_VALUES 32
 
 typedef struct TrendPoint {
@@ -26,6 +31,7 @@ typedef struct TrendPoint {
 typedef struct Trend {
         usec_t window, bucket_len;
         unsigned points, min_points;
+        bool confirm; /* the slope is at most the neighbours' median (a short window: see estimate()) */
 
         /* finished buckets, oldest first in ring order */
         TrendPoint ring[TREND_MAX_POINTS];
@@ -44,6 +50,8 @@ typedef struct Trend {
         double slope;  /* bytes per second: the net trend, what the ETA is computed from */
         double growth; /* bytes per second between drops */
         unsigned used;     /* points in the window */
+        usec_t span;       /* from the oldest point used to the newest */
+        bool stretched;    /* the window was stretched to hold min_points sparse samples */
         unsigned segments; /* segments in the window */
 
         double scratch[TREND_MAX_POINTS * (TREND_MAX_POINTS - 1) / 2];
@@ -61,3 +69,7 @@ static inline bool trend_valid(const Trend *t) {
 /* Time until value reaches limit at the current slope: 0 when already there, USEC_INFINITY
  * when not rising or the trend is not known. Times beyond a year count as never. */
 usec_t trend_eta(const Trend *t, uint64_t value, uint64_t limit);
+
+/* When no trend is known because the samples are too far apart for the window even stretched:
+ * the window that would hold min_points of them; 0 otherwise. */
+usec_t trend_window_needed(const Trend *t);

@@ -47,6 +47,18 @@ typedef struct Tick {
         char ctx[192]; /* "working set 51.2G = 85% of 60G budget, rising 0.9G/h, OOM in 9h40m" */
 } Tick;
 
+static void trends_init(Engine *e, const Policy *p) {
+        trend_init(&e->trend, p->trend_window, p->trend_points, p->trend_min_points);
+        trend_init(&e->trend_short, MAX(p->trend_window / MAX(p->trend_points, 1u), (usec_t) USEC_PER_SEC),
+                   p->trend_points, p->trend_min_points);
+        e->trend_short.confirm = true;
+}
+
+/* The trend the ETA comes from: the window's, else (not known yet) the last minute's. */
+static const Trend *trend_in_use(const Engine *e) {
+        return e->trend.valid || !e->trend_short.valid ? &e->trend : &e->trend_short;
+}
+
 void engine_init(Engine *e, const Policy *p, const EngineOptions *opts) {
         memset(e, 0, offsetof(Engine, trend));
         if (opts)
@@ -55,13 +67,13 @@ void engine_init(Engine *e, const Policy *p, const EngineOptions *opts) {
                 e->opts.page_size = 4096;
         e->level = LEVEL_NORMAL;
         e->last_budget = SIZE_UNKNOWN;
-        trend_init(&e->trend, p->trend_window, p->trend_points, p->trend_min_points);
+        trends_init(e, p);
 }
 
 void engine_set_policy(Engine *e, const Policy *old, const Policy *p) {
         if (old->trend_window != p->trend_window || old->trend_points != p->trend_points ||
             old->trend_min_points != p->trend_min_points)
-                trend_init(&e->trend, p->trend_window, p->trend_points, p->trend_min_points);
+                trends_init(e, p);
         /* A step the new policy disables cannot stay the current level. */
         while (e->level > LEVEL_NORMAL && !p->step[e->level].enabled)
                 e->level--;
@@ -182,7 +194,10 @@ static uint64_t resolve_budget(const Tick *k, const char **ret_source) {
 
 static void describe(Tick *k) {
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], r[FORMAT_RATE_MAX], t[FORMAT_TIMESPAN_MAX];
-        const Trend *tr = &k->e->trend;
+        const Trend *tr = trend_in_use(k->e);
+        char w[FORMAT_TIMESPAN_MAX], over[8 + FORMAT_TIMESPAN_MAX] = "";
+        if (tr == &k->e->trend_short || tr->stretched)
+                snprintf(over, sizeof(over), " over %s", format_timespan(t, tr->span));
         int n = snprintf(k->ctx, sizeof(k->ctx), "working set %s = %u%% of %s budget", format_bytes(a, k->ws),
                          k->ws_bp / 100, format_bytes(b, k->budget));
         size_t left = n > 0 && (size_t) n < sizeof(k->ctx) ? sizeof(k->ctx) - (size_t) n : 0;
@@ -190,14 +205,19 @@ static void describe(Tick *k) {
 
         if (left == 0)
                 return;
-        if (!tr->valid)
+        usec_t needed = trend_window_needed(&k->e->trend);
+        if (!tr->valid && needed > 0)
+                snprintf(p, left, ", no trend: samples too sparse for trend.window %s (set it to %s or more)",
+                         format_timespan(t, k->p->trend_window), format_timespan(w, needed));
+        else if (!tr->valid)
                 snprintf(p, left, ", trend not known yet");
         else if (fabs(tr->slope) * 3600.0 < (double) (1ULL << 20))
                 snprintf(p, left, ", steady");
         else if (tr->slope > 0 && k->eta != USEC_INFINITY)
-                snprintf(p, left, ", rising %s, OOM in %s", format_rate(r, tr->slope), format_timespan(t, k->eta));
+                snprintf(p, left, ", rising %s%s, OOM in %s", format_rate(r, tr->slope), over,
+                         format_timespan(t, k->eta));
         else if (tr->slope > 0)
-                snprintf(p, left, ", rising %s", format_rate(r, tr->slope));
+                snprintf(p, left, ", rising %s%s", format_rate(r, tr->slope), over);
         else
                 snprintf(p, left, ", falling %s", format_rate(r, -tr->slope));
 }
@@ -340,7 +360,7 @@ static void note_action(Tick *k, ActionKind a, bool measure) {
         st->pending = measure;
         /* This sample and the two before it: one spike is not taken for the level. */
         st->ws_before = recent_median(e, 0, true, 3);
-        st->slope_before = e->trend.valid ? e->trend.slope : 0;
+        st->slope_before = trend_in_use(e)->valid ? trend_in_use(e)->slope : 0;
         e->last_action = k->now;
         e->hold_shown[a] = HOLD_NONE;
 }
@@ -477,27 +497,36 @@ static void measure_effects(Tick *k) {
                         double dt = (double) (k->now - st->last) / (double) USEC_PER_SEC;
                         double expected = (double) st->ws_before + MAX(st->slope_before, 0.0) * dt;
                         gain = (int64_t) llround(expected - (double) after);
-                        snprintf(how, sizeof(how), "working set %s -> %s", format_bytes(x, st->ws_before),
-                                 format_bytes(y, after));
+                        snprintf(how, sizeof(how), "working set %s%s -> %s", e->opts.simulate ? "went " : "",
+                                 format_bytes(x, st->ws_before), format_bytes(y, after));
                 }
                 st->pending = false;
                 st->last_gain = gain;
 
+                /* In a dry run or a replay nothing was carried out: what the working set did is no
+                 * measurement of the action, and is said to be an assumption. */
+                bool assumed = e->opts.simulate && !(k->s->reported & (1u << a));
+                char what[160];
+                if (assumed)
+                        snprintf(what, sizeof(what), "%s not carried out (dry run or replay): the %s, counted as freeing",
+                                 action_kind_to_string(a), how);
+                else
+                        snprintf(what, sizeof(what), "%s freed", action_kind_to_string(a));
                 Decision *d;
                 if (gain < 0 || (uint64_t) gain < sp->min_gain) {
                         st->spent = true;
                         st->backoff_until = st->last + sp->backoff;
                         d = emit(k, DECISION_EFFECT,
-                                 "%s freed %s%s (%s), under %s.min-gain %s: not again for %s, and the ladder "
+                                 "%s %s%s%s%s%s, under %s.min-gain %s: not again for %s, and the ladder "
                                  "moves up if the working set keeps rising",
-                                 action_kind_to_string(a), gain <= 0 ? "nothing" : "only ",
-                                 gain <= 0 ? "" : format_bytes(g, (uint64_t) gain), how,
+                                 what, gain <= 0 ? "nothing" : "only ", gain <= 0 ? "" : format_bytes(g, (uint64_t) gain),
+                                 assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")",
                                  level_to_string(measured[i].level), format_bytes(x, sp->min_gain),
                                  format_timespan(t, st->backoff_until > k->now ? st->backoff_until - k->now : 0));
                 } else {
                         st->spent = false;
-                        d = emit(k, DECISION_EFFECT, "%s freed %s (%s)", action_kind_to_string(a),
-                                 format_bytes(g, (uint64_t) gain), how);
+                        d = emit(k, DECISION_EFFECT, "%s %s%s%s%s", what, format_bytes(g, (uint64_t) gain),
+                                 assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")");
                 }
                 if (d) {
                         d->action = a;
@@ -875,10 +904,12 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         recent_add(e, now, k.ws);
 
         trend_add(&e->trend, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
-        k.eta = out->eta = trend_eta(&e->trend, k.ws, k.budget);
+        trend_add(&e->trend_short, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
+        const Trend *tr = trend_in_use(e);
+        k.eta = out->eta = trend_eta(tr, k.ws, k.budget);
         k.ws_bp = out->ws_bp = ratio_bp(k.ws, k.budget);
-        out->trend_valid = e->trend.valid;
-        out->slope = e->trend.valid ? e->trend.slope : 0;
+        out->trend_valid = tr->valid;
+        out->slope = tr->valid ? tr->slope : 0;
         k.rising = k.eta != USEC_INFINITY;
         k.emergency = p->emergency_eta > 0 && k.eta <= p->emergency_eta;
         describe(&k);

@@ -168,7 +168,11 @@ void replay_summary_format(const ReplaySummary *s, void (*line)(void *userdata, 
                  s->count[DECISION_TRIM], s->count[DECISION_SET_HIGH], s->count[DECISION_SET_MAX],
                  s->count[DECISION_RESET], s->count[DECISION_RESTART]);
         line(userdata, buf);
-        snprintf(buf, sizeof(buf), "  held back        %lu time(s); measured effects: %lu, freeing %s in all",
+        snprintf(buf, sizeof(buf), "  held back        %lu time(s); effects judged: %lu, freeing %s in all",
                  s->count[DECISION_HOLD], s->count[DECISION_EFFECT], format_bytes(x, s->freed));
         line(userdata, buf);
+        /* A replay decides on the trace as it was recorded: it cannot know what its own actions
+         * would have given back, nor what the server would have done after them. */
+        line(userdata, "  not simulated    what the actions free: the trace goes on as it was recorded, so an effect "
+                       "is what the working set did anyway");
 }

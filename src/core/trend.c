@@ -14,7 +14,9 @@ void trend_init(Trend *t, usec_t window, unsigned points, unsigned min_points) {
 }
 
 void trend_reset(Trend *t) {
+        bool confirm = t->confirm;
         trend_init(t, t->window, t->points, t->min_points);
+        t->confirm = confirm;
 }
 
 /* k-th smallest of a[0..n-1] (a is reordered): Wirth's selection. */
@@ -90,9 +92,16 @@ static void estimate(Trend *t) {
         const TrendPoint *pts[TREND_MAX_POINTS], *peaks[TREND_MAX_POINTS];
         unsigned first = 0, n = 0, n_peaks = 0;
 
-        /* Points older than the window no longer count (gaps leave old points in the ring). */
-        while (first < t->count && newest->t - point_at(t, first)->t > t->window)
+        /* Points older than the window no longer count (gaps leave old points in the ring), except
+         * that samples further apart than the window allows for (an RSS log every 10 minutes
+         * against a 30-minute window) keep the last min_points, within TREND_STRETCH windows: the
+         * window adapts to the spacing instead of never holding enough points. */
+        while (first < t->count && newest->t - point_at(t, first)->t > t->window &&
+               (t->count - first > t->min_points ||
+                newest->t - point_at(t, first)->t > t->window * TREND_STRETCH))
                 first++;
+        t->span = newest->t - point_at(t, first < t->count ? first : t->count - 1)->t;
+        t->stretched = t->span > t->window;
         for (unsigned i = first; i < t->count; i++)
                 pts[n++] = point_at(t, i);
         t->used = n;
@@ -123,6 +132,24 @@ static void estimate(Trend *t) {
                 n_peaks--;
         if (n_peaks >= 2)
                 (void) median_slope(t, peaks, n_peaks, false, &t->slope);
+
+        /* A short window sees a step (a buffer pool allocated at once) as a steep rise for as long
+         * as the step is in it. A rise goes on from point to point; a step is one pair of
+         * neighbours: the slope is at most the median of the neighbours' slopes. */
+        if (t->confirm) {
+                size_t k = 0;
+                for (unsigned i = 0; i + 1 < n; i++)
+                        if (pts[i + 1]->segment == pts[i]->segment && pts[i + 1]->t > pts[i]->t)
+                                t->scratch[k++] = ((double) pts[i + 1]->v - (double) pts[i]->v) /
+                                                  ((double) (pts[i + 1]->t - pts[i]->t) / (double) USEC_PER_SEC);
+                if (k > 0) {
+                        double m = select_double(t->scratch, k, k / 2);
+                        if (k % 2 == 0)
+                                m = (m + select_double(t->scratch, k, k / 2 - 1)) / 2.0;
+                        if (m < t->slope)
+                                t->slope = m;
+                }
+        }
 }
 
 static void finish_bucket(Trend *t, uint64_t drop) {
@@ -195,4 +222,14 @@ usec_t trend_eta(const Trend *t, uint64_t value, uint64_t limit) {
         if (!isfinite(secs) || secs > 365.0 * 86400.0)
                 return USEC_INFINITY;
         return (usec_t) (secs * (double) USEC_PER_SEC);
+}
+
+usec_t trend_window_needed(const Trend *t) {
+        if (t->valid || t->count < 2)
+                return 0;
+        const TrendPoint *oldest = point_at(t, 0), *newest = point_at(t, t->count - 1);
+        usec_t spacing = (newest->t - oldest->t) / (t->count - 1);
+        usec_t needed = spacing * (t->min_points - 1);
+        /* Too few points only for the want of time: not the spacing's fault. */
+        return needed > t->window * TREND_STRETCH ? needed : 0;
 }

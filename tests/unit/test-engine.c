@@ -221,10 +221,10 @@ static void test_trim_on_threshold_and_cooldown(void **state) {
 
 static void test_effect_from_working_set(void **state) {
         Sim *sim = sim_new(true);
-        /* A rise to just under 75 % over a minute, one more step over it (a trim), then the
-         * working set falls by about 500M. */
+        /* A minute just under 75 % (a rise there would be a trend: it would bring the trim
+         * sooner), one step over it (a trim), then the working set falls by about 500M. */
         for (unsigned i = 0; i < 60; i++) {
-                set_ws(sim, 7 * GB + (uint64_t) i * (GB / 2 / 60));
+                set_ws(sim, 7 * GB + (uint64_t) (i % 2) * (GB / 100) + 480 * MB);
                 sim_tick(sim, SEC);
         }
         unsigned mark = sim->n;
@@ -236,7 +236,7 @@ static void test_effect_from_working_set(void **state) {
         const Decision *eff = find(sim, DECISION_EFFECT, mark);
         /* Measured on medians: the level before was 7.49G (not the 7.6G of the last sample). */
         expect(eff && eff->value > 450 * MB && eff->value < 550 * MB);
-        expect(strstr(eff->reason, "working set 7.5G -> 7G"));
+        expect(strstr(eff->reason, "working set went 7.5G -> 7G"));
 
         /* A spike at the decision is not mistaken for the level: no phantom gain. */
         check_invariants(sim);
@@ -250,7 +250,8 @@ static void test_effect_from_working_set(void **state) {
         set_ws(sim, 7 * GB);
         sim_run(sim, 20 * SEC, SEC);
         eff = find(sim, DECISION_EFFECT, 0);
-        expect(eff && eff->value == 0 && strstr(eff->reason, "trim freed nothing"));
+        /* A dry run measures nothing: the effect is said to be an assumption. */
+        expect(eff && eff->value == 0 && strstr(eff->reason, "trim not carried out (dry run or replay)"));
         check_invariants(sim);
         free(sim);
 }
@@ -714,6 +715,77 @@ static void test_live_restart_timeout(void **state) {
         free(sim);
 }
 
+/* The trend at every sample spacing, from a 1 s fast interval to an RSS log every 15 minutes,
+ * with the default trend (30m window, 30 points, min-points 6): a steady rise of 1G/h is known
+ * within a few spacings, at its rate. */
+static void test_trend_at_every_spacing(void **state) {
+        static const struct {
+                usec_t spacing, known_by;
+        } cases[] = {
+                { 1 * SEC, 30 * SEC },      /* the short scale: 2 s points over the last minute */
+                { 10 * SEC, 2 * 60 * SEC }, /* still the short scale */
+                { 60 * SEC, 8 * 60 * SEC }, /* the window's own points */
+                { 600 * SEC, 70 * 60 * SEC },   /* a 10-minute log: the window stretched */
+                { 900 * SEC, 105 * 60 * SEC },  /* a 15-minute log */
+        };
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+                Sim *sim = sim_new(true);
+                usec_t elapsed = 0, known = 0;
+                double slope = 0;
+                for (; elapsed <= 4 * 3600 * SEC && !known; elapsed += cases[c].spacing) {
+                        set_ws(sim, 2 * GB + (uint64_t) ((double) GB * (double) elapsed / (3600.0 * SEC)));
+                        sim_tick(sim, cases[c].spacing);
+                        if (sim->out.trend_valid) {
+                                known = elapsed;
+                                slope = sim->out.slope * 3600.0;
+                        }
+                }
+                if (!known || known > cases[c].known_by || slope < 0.9 * (double) GB || slope > 1.1 * (double) GB)
+                        fail_msg("spacing %llus: trend known after %llus (expected by %llus), %.0f M/h",
+                                 (unsigned long long) (cases[c].spacing / SEC), (unsigned long long) (known / SEC),
+                                 (unsigned long long) (cases[c].known_by / SEC), slope / (double) MB);
+                free(sim);
+        }
+
+        /* Hourly samples: too sparse even stretched; the context says which key to change. */
+        Sim *sim = sim_new(true);
+        for (unsigned i = 0; i < 12; i++) {
+                set_ws(sim, 2 * GB + i * (GB / 4));
+                sim_tick(sim, 3600 * SEC);
+        }
+        expect(!sim->out.trend_valid && sim->out.eta == USEC_INFINITY);
+        set_ws(sim, 8 * GB); /* 80 %: a trim, whose reason carries the context */
+        sim_tick(sim, 3600 * SEC);
+        expect(find_text(sim, DECISION_TRIM, "samples too sparse for trend.window 30m (set it to 5h or more)", 0));
+        free(sim);
+}
+
+/* A fast event has an ETA before the window's trend exists; a step does not pass for a rise. */
+static void test_trend_short_scale(void **state) {
+        /* A storm: +1G a minute, sampled every second. */
+        Sim *sim = sim_new(true);
+        usec_t first_eta = 0;
+        for (unsigned i = 0; i < 120 && !first_eta; i++) {
+                set_ws(sim, 3 * GB + (uint64_t) i * (GB / 60));
+                sim_tick(sim, SEC);
+                if (sim->out.eta != USEC_INFINITY)
+                        first_eta = (usec_t) i * SEC;
+        }
+        expect(first_eta > 0 && first_eta <= 20 * SEC);
+        free(sim);
+
+        /* A step: a buffer pool allocated at once, then flat. Never a rise, never an ETA. */
+        sim = sim_new(true);
+        set_ws(sim, 3 * GB);
+        sim_run(sim, 20 * SEC, SEC);
+        set_ws(sim, 7 * GB);
+        for (unsigned i = 0; i < 120; i++) {
+                sim_tick(sim, SEC);
+                expect(sim->out.eta == USEC_INFINITY);
+        }
+        free(sim);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_calm),
@@ -739,6 +811,8 @@ int main(void) {
                 cmocka_unit_test(test_deterministic),
                 cmocka_unit_test(test_reload_disables_level),
                 cmocka_unit_test(test_live_restart_timeout),
+                cmocka_unit_test(test_trend_at_every_spacing),
+                cmocka_unit_test(test_trend_short_scale),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
