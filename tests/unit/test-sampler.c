@@ -57,6 +57,11 @@ static void put_process(const Tree *t, int pid, const char *comm, int ppid, unsi
         put(t, rel, text);
         snprintf(rel, sizeof(rel), "proc/%d/maps", pid);
         put_fixture(t, rel, "kernel-6.18/proc-maps.glibc");
+        /* What a real server's exe points at: a root-owned binary nobody else may write. */
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/proc/%d/exe", t->root, pid);
+        (void) unlink(path);
+        assert_int_equal(symlink("/bin/sh", path), 0);
 }
 
 static Tree *tree_new(void) {
@@ -220,7 +225,7 @@ static void test_process_target(void **state) {
         put_process(tree, 913, "mysqld", 1, 2000, "/system.slice/mysql.service");
         assert_int_equal(target_resolve(&t, &roots, NULL, why, sizeof(why)), -ENOTUNIQ);
         assert_string_contains(why, "2 processes named mariadbd,mysqld (");
-        assert_string_contains(why, "): choose one with --pid or --unit");
+        assert_string_contains(why, "): refusing to guess which is the server; name it with --unit (or --pid)");
 
         /* By pid. */
         TargetSpec byp = { .kind = TARGET_PID, .pid = 913 };
