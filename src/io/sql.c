@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -26,8 +28,10 @@ void sql_library_init(void) {
         mysql_library_init(0, NULL, NULL);
 }
 
-/* The inodes of the sockets a process holds: its /proc/PID/fd links, "socket:[N]". */
-static int socket_inodes(pid_t pid, uint64_t *inodes, size_t max, size_t *ret_n, char *why, size_t why_size) {
+/* The inodes of the sockets a process holds, and their descriptor numbers: its /proc/PID/fd
+ * links, "socket:[N]". */
+static int socket_inodes(pid_t pid, uint64_t *inodes, int *fds, size_t max, size_t *ret_n, char *why,
+                         size_t why_size) {
         char path[64], link[128];
         size_t n = 0;
 
@@ -45,8 +49,10 @@ static int socket_inodes(pid_t pid, uint64_t *inodes, size_t max, size_t *ret_n,
                         continue;
                 link[k] = '\0';
                 unsigned long long ino;
-                if (sscanf(link, "socket:[%llu]", &ino) == 1)
+                if (sscanf(link, "socket:[%llu]", &ino) == 1) {
+                        fds[n] = atoi(de->d_name);
                         inodes[n++] = ino;
+                }
         }
         closedir(d);
         *ret_n = n;
@@ -215,6 +221,53 @@ static int diag_find(int fd, pid_t pid, const uint64_t *inodes, size_t n, UnixDi
         return 0;
 }
 
+/* Without the right to enter the server's network namespace (setns needs CAP_SYS_ADMIN, which
+ * the daemon drops, and memgov@.service has RestrictNamespaces=yes), the server's own sockets
+ * are asked one by one: a copy of each descriptor (pidfd_getfd, allowed by ptrace access) says
+ * whether it is a listening stream socket and gives its name with an explicit length. The
+ * socket file's inode is unknown this way (vfs_inode 0): the peer check binds it to the
+ * server instead. */
+static int find_by_descriptors(pid_t pid, const int *fds, size_t n, UnixDiagSocket *ret, char *why,
+                               size_t why_size) {
+        _cleanup_close_ int pidfd = pidfd_open(pid, 0);
+        int r;
+
+        *ret = (UnixDiagSocket) {};
+        if (pidfd < 0) {
+                r = negative_errno();
+                snprintf(why, why_size, "process %d: %s", (int) pid, strerror(-r));
+                return r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_close_ int fd = pidfd_getfd(pidfd, fds[i], 0);
+                if (fd < 0) {
+                        r = negative_errno();
+                        if (r == -EBADF)
+                                continue; /* closed since */
+                        snprintf(why, why_size, "cannot read the sockets of process %d: %s", (int) pid, strerror(-r));
+                        return r;
+                }
+                int domain = 0, type = 0, listening = 0;
+                socklen_t l = sizeof(int);
+                struct sockaddr_un sa = {};
+                socklen_t sl = sizeof(sa);
+                if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) < 0 || domain != AF_UNIX ||
+                    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 || type != SOCK_STREAM ||
+                    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) < 0 || !listening ||
+                    getsockname(fd, (struct sockaddr *) &sa, &sl) < 0 || sl <= offsetof(struct sockaddr_un, sun_path))
+                        continue;
+                size_t len = strnlen(sa.sun_path, sl - offsetof(struct sockaddr_un, sun_path));
+                if (len == 0 || sa.sun_path[0] != '/' || len >= sizeof(ret->path))
+                        continue;
+                memcpy(ret->path, sa.sun_path, len);
+                ret->path[len] = '\0';
+                ret->found = true;
+                return 0;
+        }
+        snprintf(why, why_size, "process %d listens on no unix socket (give [sql] socket or host)", (int) pid);
+        return -ENOENT;
+}
+
 /* The server's socket file, opened by its path inside the server's root and checked to be the
  * very inode the server's listening socket is bound to (sock_diag's VFS attribute): a path of
  * someone else's choosing cannot stand in for it. The O_PATH descriptor pins that inode, and
@@ -242,7 +295,7 @@ static int open_server_socket_file(pid_t pid, const UnixDiagSocket *s, char *why
         }
         /* The kernel reports its own dev_t (major << 20 | minor), not stat's encoding. */
         dev_t dev = makedev((unsigned) (s->vfs_dev >> 20), (unsigned) (s->vfs_dev & 0xfffff));
-        if (!S_ISSOCK(st.st_mode) || st.st_ino != s->vfs_inode || st.st_dev != dev) {
+        if (!S_ISSOCK(st.st_mode) || (s->vfs_inode != 0 && (st.st_ino != s->vfs_inode || st.st_dev != dev))) {
                 close(fd);
                 snprintf(why, why_size, "%s in the root of process %d is not the socket the process listens on",
                          s->path, (int) pid);
@@ -253,17 +306,21 @@ static int open_server_socket_file(pid_t pid, const UnixDiagSocket *s, char *why
 
 int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_size) {
         uint64_t inodes[256];
+        int fds[256];
         size_t n = 0;
         UnixDiagSocket s;
         int r;
 
-        r = socket_inodes(pid, inodes, ELEMENTSOF(inodes), &n, why, why_size);
+        r = socket_inodes(pid, inodes, fds, ELEMENTSOF(inodes), &n, why, why_size);
         if (r < 0)
                 return r;
         _cleanup_close_ int diag = diag_socket_of(pid, why, why_size);
-        if (diag < 0)
+        if (diag == -EPERM)
+                r = find_by_descriptors(pid, fds, n, &s, why, why_size);
+        else if (diag < 0)
                 return diag;
-        r = diag_find(diag, pid, inodes, n, &s, why, why_size);
+        else
+                r = diag_find(diag, pid, inodes, n, &s, why, why_size);
         if (r < 0)
                 return r;
         int fd = open_server_socket_file(pid, &s, why, why_size);

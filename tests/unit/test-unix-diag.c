@@ -6,8 +6,11 @@
 #include "test-util.h"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/netlink.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -205,12 +208,81 @@ static void test_live(void **state) {
         assert_int_equal(system(cmd), 0);
 }
 
+/* Looks for the socket of pid from a child, with or without CAP_SYS_ADMIN: the exit status
+ * says what it found (0: path, 1: another path, 2: nothing). */
+static int find_from_child(pid_t pid, const char *path, bool admin) {
+        pid_t c = fork();
+        assert_true(c >= 0);
+        if (c == 0) {
+                if (!admin) {
+                        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+                        struct __user_cap_data_struct d[2] = {};
+                        if (syscall(SYS_capget, &h, d) < 0)
+                                _exit(3);
+                        d[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
+                        d[CAP_SYS_ADMIN / 32].permitted &= ~(1U << (CAP_SYS_ADMIN % 32));
+                        if (syscall(SYS_capset, &h, d) < 0)
+                                _exit(3);
+                }
+                char found[PATH_MAX], why[512];
+                int fd = sql_find_socket(pid, found, sizeof(found), why, sizeof(why));
+                if (fd < 0) {
+                        fprintf(stderr, "sql_find_socket: %s\n", why);
+                        _exit(2);
+                }
+                _exit(strcmp(found, path) == 0 ? 0 : 1);
+        }
+        int status;
+        assert_int_equal(waitpid(c, &status, 0), c);
+        assert_true(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+static void test_other_netns(void **state) {
+        char dir[] = "/tmp/mgn.XXXXXX", path[108];
+        if (geteuid() != 0)
+                skip();
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/server.sock", dir);
+
+        /* A server in a network namespace of its own: its socket is not in ours. */
+        int ready[2];
+        assert_int_equal(pipe(ready), 0);
+        pid_t server = fork();
+        assert_true(server >= 0);
+        if (server == 0) {
+                close(ready[0]);
+                if (unshare(CLONE_NEWNET) < 0)
+                        _exit(1);
+                (void) listen_at(path);
+                (void) !write(ready[1], "x", 1);
+                pause();
+                _exit(0);
+        }
+        close(ready[1]);
+        char c;
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+
+        /* With CAP_SYS_ADMIN, sock_diag in the server's namespace; without (as the daemon runs),
+         * the server's own descriptors. */
+        assert_int_equal(find_from_child(server, path, true), 0);
+        assert_int_equal(find_from_child(server, path, false), 0);
+
+        kill(server, SIGKILL);
+        waitpid(server, NULL, 0);
+        char cmd[64];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_captured_server),
                 cmocka_unit_test(test_captured_not_found),
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_live),
+                cmocka_unit_test(test_other_netns),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
