@@ -5,8 +5,9 @@ import time
 
 
 class Target:
-    def __init__(self, binary, period_ms, slack_ms=300, env=None, prefix=()):
-        self.p = subprocess.Popen(list(prefix) + [binary, str(period_ms), str(slack_ms)], stdin=subprocess.PIPE,
+    def __init__(self, binary, period_ms, slack_ms=300, env=None, prefix=(), mode=None):
+        self.p = subprocess.Popen(list(prefix) + [binary, str(period_ms), str(slack_ms)] + ([mode] if mode else []),
+                                  stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
         self.tids = {}
         self.lines = []

@@ -2,7 +2,7 @@
 /* A process whose threads sit in the system calls an injection may interrupt, and check, after
  * every return, that the call behaved exactly as if nothing had happened.
  *
- *   inject-target PERIOD_MS
+ *   inject-target PERIOD_MS [SLACK_MS [MODE]]
  *
  * Threads (their tids are printed first, one line each: "tid NAME TID"):
  *   read       read() on a pipe: every message must arrive whole and in order
@@ -17,7 +17,15 @@
  * Commands on standard input: "feed" (a message to read and regs, a wake-up to futex), "stop"
  * (ends every thread, prints "summary ..." and exits 0 when nothing went wrong, 1 otherwise).
  * A timed call that comes back early, with EINTR, or later than PERIOD plus the slack is a
- * failure ("FAIL ..." lines on standard output, at once). */
+ * failure ("FAIL ..." lines on standard output, at once).
+ *
+ * Modes:
+ *   maps=N  first maps N pages with alternating protections: N mappings in /proc/PID/maps
+ *   vfork   instead of the threads above, a single thread "vfork" that sleeps briefly and calls
+ *           vfork() in a loop; a child that finds its parent thread traced within 1 ms sleeps
+ *           10 s before it exits, so that a tracer's interrupt cannot stop the parent for that long. The main
+ *           thread waits in epoll_wait (never chosen). After such a long wait the thread prints
+ *           "vfork-returned N". */
 #include <errno.h>
 #include <stdbool.h>
 #include <immintrin.h>
@@ -29,8 +37,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -234,6 +247,102 @@ static const struct {
 
 static pid_t tids[sizeof(threads) / sizeof(threads[0])];
 
+/* Maps n pages with alternating protections: the kernel cannot merge them, n mappings. */
+static int many_mappings(long n) {
+        long page = sysconf(_SC_PAGESIZE);
+        uint8_t *p = mmap(NULL, (size_t) (n * page), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return -1;
+        for (long i = 1; i < n; i += 2)
+                if (mprotect(p + i * page, (size_t) page, PROT_READ | PROT_WRITE) < 0)
+                        return -1;
+        return 0;
+}
+
+static pid_t vfork_tid;
+static unsigned long long vfork_returned; /* static: a vfork() child shares the stack frame */
+
+/* In the vfork child, which shares the parent's memory: system calls and the stack only. */
+static bool parent_thread_traced(void) {
+        char path[96], buf[2048];
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int) getppid(), (int) vfork_tid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *t = strstr(buf, "TracerPid:");
+        return t && atoi(t + strlen("TracerPid:")) != 0;
+}
+
+static void *t_vfork(void *arg) {
+        vfork_tid = (pid_t) syscall(SYS_gettid);
+        /* Sleeps of ~10 us: a tracer that chose the thread in one finds it in vfork() when it
+         * seizes it, even on a loaded machine. */
+        prctl(PR_SET_TIMERSLACK, 1UL);
+        while (!atomic_load(&stop)) {
+                struct timespec ts = { .tv_nsec = 10 * 1000 };
+                nanosleep(&ts, NULL);
+                static long t;
+                t = now_ms();
+                pid_t c = vfork();
+                if (c == 0) {
+                        /* Dies with its parent thread, whatever happens. */
+                        prctl(PR_SET_PDEATHSIG, SIGKILL);
+                        /* A tracer that chose the parent in its sleep seizes it a little later. */
+                        for (int i = 0; i < 20; i++) {
+                                struct timespec s = { .tv_nsec = 50 * 1000 };
+                                if (parent_thread_traced()) {
+                                        s = (struct timespec) { .tv_sec = 10 };
+                                        nanosleep(&s, NULL);
+                                        break;
+                                }
+                                nanosleep(&s, NULL);
+                        }
+                        _exit(0);
+                }
+                if (c < 0) {
+                        FAIL("vfork: errno %d", errno);
+                        break;
+                }
+                (void) waitpid(c, NULL, 0);
+                if (now_ms() - t > 1000)
+                        printf("vfork-returned %llu\n", ++vfork_returned);
+        }
+        return NULL;
+}
+
+static int vfork_mode(void) {
+        pthread_t pt;
+        pthread_create(&pt, NULL, t_vfork, NULL);
+        usleep(100000);
+        printf("tid vfork %d\n", (int) vfork_tid);
+        printf("ready\n");
+
+        int ep = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event ev = { .events = EPOLLIN }, out;
+        epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev);
+        char line[64];
+        for (;;) {
+                /* Only ever read once there is input: a thread blocked in read could be chosen. */
+                int k = epoll_wait(ep, &out, 1, -1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        break;
+                ssize_t n = read(STDIN_FILENO, line, sizeof(line) - 1);
+                if (n <= 0 || strncmp(line, "stop", 4) == 0)
+                        break;
+        }
+        printf("summary vfork, %d failures\n", atomic_load(&failures));
+        fflush(stdout);
+        /* The thread may sit in vfork() for a while: exit_group ends it, its child dies with it. */
+        _exit(atomic_load(&failures) ? 1 : 0);
+}
+
 static void *start(void *arg) {
         size_t i = (size_t) arg;
         tids[i] = (pid_t) syscall(SYS_gettid);
@@ -246,7 +355,15 @@ int main(int argc, char **argv) {
         pthread_t pt[sizeof(threads) / sizeof(threads[0])];
         unsigned message = 0;
 
+        const char *mode = argc > 3 ? argv[3] : "";
+
         setvbuf(stdout, NULL, _IOLBF, 0);
+        if (strcmp(mode, "vfork") == 0)
+                return vfork_mode();
+        if (strncmp(mode, "maps=", 5) == 0 && many_mappings(atol(mode + 5)) < 0) {
+                printf("FAIL maps: cannot map %s pages: errno %d\n", mode + 5, errno);
+                return 2;
+        }
         if (pipe(read_pipe) || pipe(regs_pipe) || pipe(empty_pipe))
                 return 2;
         /* Some heap to trim. */
