@@ -12,9 +12,9 @@
 
 typedef struct UnixDiagSocket {
         bool found;
-        uint64_t inode;                  /* the socket's own inode (socket:[N] in /proc/PID/fd) */
-        uint64_t vfs_inode, vfs_dev;     /* the inode of the path it is bound to, and its device */
-        char path[109];                  /* NUL-terminated; sun_path's room and the NUL */
+        uint64_t inode;              /* the socket's own inode (socket:[N] in /proc/PID/fd) */
+        uint64_t vfs_inode, vfs_dev; /* the inode of the file it is bound to (0: unknown), its device */
+        char path[109];              /* NUL-terminated; sun_path's room and the NUL */
 } UnixDiagSocket;
 
 /* Reads one buffer of the dump (the reply may come in several): the first listening stream

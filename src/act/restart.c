@@ -50,8 +50,8 @@ static void preflush(const ActionContext *c, char *note, size_t size, char *save
         char old[32] = "";
         if (sql_run(&conn, "SELECT @@GLOBAL.innodb_max_dirty_pages_pct", read_value, old, why, sizeof(why)) < 0 ||
             !old[0] || strspn(old, "0123456789.") != strlen(old)) {
-                snprintf(note, size, "pre-flush skipped (innodb_max_dirty_pages_pct unreadable%s%s)", old[0] ? "" : ": ",
-                         old[0] ? "" : why);
+                snprintf(note, size, "pre-flush skipped (innodb_max_dirty_pages_pct unreadable%s%s)",
+                         old[0] ? "" : ": ", old[0] ? "" : why);
                 sql_close(&conn);
                 return;
         }

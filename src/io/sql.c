@@ -30,8 +30,7 @@ void sql_library_init(void) {
 
 /* The inodes of the sockets a process holds, and their descriptor numbers: its /proc/PID/fd
  * links, "socket:[N]". */
-static int socket_inodes(pid_t pid, uint64_t *inodes, int *fds, size_t max, size_t *ret_n, char *why,
-                         size_t why_size) {
+static int socket_inodes(pid_t pid, uint64_t *inodes, int *fds, size_t max, size_t *ret_n, char *why, size_t why_size) {
         char path[64], link[128];
         size_t n = 0;
 
@@ -227,8 +226,7 @@ static int diag_find(int fd, pid_t pid, const uint64_t *inodes, size_t n, UnixDi
  * whether it is a listening stream socket and gives its name with an explicit length. The
  * socket file's inode is unknown this way (vfs_inode 0): the peer check binds it to the
  * server instead. */
-static int find_by_descriptors(pid_t pid, const int *fds, size_t n, UnixDiagSocket *ret, char *why,
-                               size_t why_size) {
+static int find_by_descriptors(pid_t pid, const int *fds, size_t n, UnixDiagSocket *ret, char *why, size_t why_size) {
         _cleanup_close_ int pidfd = pidfd_open(pid, 0);
         int r;
 
@@ -290,7 +288,8 @@ static int open_server_socket_file(pid_t pid, const UnixDiagSocket *s, char *why
                 r = negative_errno();
                 if (fd >= 0)
                         close(fd);
-                snprintf(why, why_size, "cannot open the socket %s of process %d: %s", s->path, (int) pid, strerror(-r));
+                snprintf(why, why_size, "cannot open the socket %s of process %d: %s", s->path, (int) pid,
+                         strerror(-r));
                 return r;
         }
         /* The kernel reports its own dev_t (major << 20 | minor), not stat's encoding. */
@@ -419,8 +418,10 @@ int sql_open_option_file(const char *path, char *why, size_t why_size) {
                 while (q < (end ? end : text + len) && (*q == ' ' || *q == '\t'))
                         q++;
                 if (q < text + len && *q == '!') {
-                        snprintf(why, why_size, "option file %s:%u: !include and !includedir are not allowed (put "
-                                                "the options in the file itself)", path, line);
+                        snprintf(why, why_size,
+                                 "option file %s:%u: !include and !includedir are not allowed (put the options in "
+                                 "the file itself)",
+                                 path, line);
                         return -EPERM;
                 }
                 if (!end)
