@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The injection against a child of the test: a request whose start time is not the process's
+ * (a pid reused between the plan and the seize) is refused once the thread is held, and the
+ * thread is let go untouched; /proc/PID/maps streamed reads as the whole file parsed. */
+#include "test-util.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/act/inject.h"
+#include "../../src/act/maps-reader.h"
+#include "../../src/act/trim.h"
+#include "memgov/target.h"
+
+typedef struct Child {
+        pid_t pid;
+        int to, from; /* its pipes: what it reads, what it answers */
+} Child;
+
+/* A child blocked in read(2) on a pipe, answering every byte with the same byte. */
+static Child spawn(void) {
+        int in[2], out[2];
+        assert_int_equal(pipe(in), 0);
+        assert_int_equal(pipe(out), 0);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char c;
+                close(in[1]);
+                close(out[0]);
+                while (read(in[0], &c, 1) == 1)
+                        if (write(out[1], &c, 1) != 1)
+                                _exit(1);
+                _exit(0);
+        }
+        close(in[0]);
+        close(out[1]);
+        /* Wait until it sits in read. */
+        for (int i = 0; i < 200; i++) {
+                char path[64], buf[256];
+                snprintf(path, sizeof(path), "/proc/%d/syscall", (int) pid);
+                ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
+                if (n > 2 && buf[0] == '0' && buf[1] == ' ')
+                        break;
+                struct timespec ts = { .tv_nsec = 10 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+        }
+        return (Child) { pid, in[1], out[0] };
+}
+
+static void finish(Child *c) {
+        int status;
+        close(c->to);
+        assert_int_equal(waitpid(c->pid, &status, 0), c->pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(c->from);
+}
+
+/* The child still answers, and nobody traces it. */
+static void assert_untouched(const Child *c) {
+        char path[64], buf[4096], x = 'x';
+        ProcStatus st;
+        snprintf(path, sizeof(path), "/proc/%d/status", (int) c->pid);
+        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
+        assert_true(n > 0);
+        assert_int_equal(parse_proc_status(buf, (size_t) n, &st), 0);
+        assert_int_equal(st.tracer_pid, 0);
+        assert_true(st.state != 't' && st.state != 'T');
+        assert_int_equal(write(c->to, &x, 1), 1);
+        struct pollfd p = { .fd = c->from, .events = POLLIN };
+        assert_int_equal(poll(&p, 1, 5000), 1);
+        assert_int_equal(read(c->from, &x, 1), 1);
+        assert_int_equal(x, 'x');
+}
+
+static unsigned phases_seen(int fd) {
+        uint8_t b[64];
+        unsigned seen = 0;
+        ssize_t n;
+        while ((n = read(fd, b, sizeof(b))) > 0)
+                for (ssize_t i = 0; i < n; i++)
+                        seen |= 1u << b[i];
+        return seen;
+}
+
+static void test_starttime_checked_after_seize(void **state) {
+        Child c = spawn();
+        TrimPlan plan;
+        ProcStat st;
+        InjectReport rep;
+        char why[1024];
+        int ph[2];
+
+        assert_int_equal(trim_plan(c.pid, &plan, why, sizeof(why)), 0);
+        assert_int_equal(proc_read_stat(AT_FDCWD, c.pid, &st), 0);
+        assert_int_equal(pipe2(ph, O_NONBLOCK | O_CLOEXEC), 0);
+        InjectRequest q = {
+                .pid = c.pid,
+                .tid = c.pid,
+                .starttime = st.starttime + 1, /* another process, started a tick later */
+                .fn = plan.fn_addr,
+                .stub_addr = plan.stub_addr,
+                .mailbox_addr = plan.mailbox_addr,
+                .phase_fd = ph[1],
+        };
+        assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), -ESRCH);
+        assert_non_null(strstr(why, "start time"));
+        /* Refused once held: seized and stopped, never taken to its system call's entry. */
+        unsigned seen = phases_seen(ph[0]);
+        assert_true(seen & (1u << INJECT_PHASE_SEIZED));
+        assert_true(seen & (1u << INJECT_PHASE_INTERRUPTED));
+        assert_false(seen & (1u << INJECT_PHASE_AT_ENTRY));
+        assert_false(rep.completed);
+        assert_untouched(&c);
+
+        /* The right start time: the call is made. */
+        q.starttime = st.starttime;
+        assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), 0);
+        assert_true(rep.completed);
+        assert_true(phases_seen(ph[0]) & (1u << INJECT_PHASE_DONE));
+        assert_untouched(&c);
+        close(ph[0]);
+        close(ph[1]);
+        finish(&c);
+}
+
+static void test_maps_stream_equals_whole(void **state) {
+        _cleanup_free_ char *whole = NULL;
+        size_t len;
+        ProcMaps a, b;
+        uint64_t s1, e1, s2, e2;
+        char p1[5], p2[5];
+        int local;
+
+        assert_int_equal(read_full_file_at(AT_FDCWD, "/proc/self/maps", 64U << 20, &whole, &len), 0);
+        assert_int_equal(parse_proc_maps(whole, len, &a), 0);
+        assert_int_equal(maps_read_summary(getpid(), &b), 0);
+        assert_true(a.libc.found && b.libc.found);
+        assert_string_equal(a.libc.path, b.libc.path);
+        assert_true(a.libc.base == b.libc.base && a.libc.inode == b.libc.inode);
+        assert_int_equal(a.allocator, b.allocator);
+        assert_int_equal(proc_maps_find(whole, len, (uintptr_t) &local, &s1, &e1, p1), 0);
+        assert_int_equal(maps_read_find(getpid(), (uintptr_t) &local, &s2, &e2, p2), 0);
+        assert_true(s1 == s2 && e1 == e2);
+        assert_string_equal(p1, p2);
+        assert_int_equal(maps_read_find(getpid(), 8, &s2, &e2, p2), -ENOENT);
+        assert_int_equal(maps_read_summary(0x7ffffff0, &b), -ESRCH);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_starttime_checked_after_seize),
+                cmocka_unit_test(test_maps_stream_equals_whole),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
