@@ -134,7 +134,9 @@ static json_object *worker_json(const Manager *m, usec_t now) {
 
         json_object_object_add(w, "busy", json_object_new_boolean(busy));
         json_object_object_add(w, "action", busy ? json_object_new_string(decision_kind_to_string(d.kind)) : NULL);
-        json_object_object_add(w, "running_s", busy ? json_object_new_uint64((now - started) / USEC_PER_SEC) : NULL);
+        /* now was read before the job may have started */
+        running = busy && now > started ? now - started : 0;
+        json_object_object_add(w, "running_s", busy ? json_object_new_uint64(running / USEC_PER_SEC) : NULL);
         json_object_object_add(w, "overdue", json_object_new_boolean(overdue));
         return w;
 }
