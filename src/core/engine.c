@@ -698,7 +698,12 @@ static bool restart_allowed(Tick *k) {
                 uptime = s->uptime;
         else if (e->act[ACTION_RESTART].count > 0)
                 uptime = k->now - e->act[ACTION_RESTART].last;
-        if (uptime < p->restart_min_uptime) {
+        /* min-uptime keeps a server warming up (its buffer pool filling, a steep rise that ends)
+         * from being restarted. A young server already at restart.at with the OOM killer due
+         * within restart.emergency-eta is not warming up: the kernel would restart it anyway,
+         * by SIGKILL and crash recovery (a server just back from an OOM kill, growing again). */
+        bool due = k->emergency && p->step[LEVEL_RESTART].at > 0 && k->ws_bp >= p->step[LEVEL_RESTART].at;
+        if (uptime < p->restart_min_uptime && !due) {
                 hold(k, ACTION_RESTART, HOLD_MIN_UPTIME,
                      "%s: restart held: the server is up for %s only (restart.min-uptime %s)", k->ctx,
                      format_timespan(t1, uptime), format_timespan(t2, p->restart_min_uptime));

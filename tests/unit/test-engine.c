@@ -530,6 +530,31 @@ static void test_restart_guard_rails(void **state) {
         check_invariants(sim);
         free(sim);
 
+        /* A young server at restart.at still climbing, the OOM killer minutes away (a server
+         * just back from an OOM kill): min-uptime does not hold the graceful restart back... */
+        sim = sim_new(true);
+        sim->s.uptime = 53 * SEC;
+        for (unsigned i = 0; i < 60; i++) {
+                set_ws(sim, 9 * GB + 600 * MB + (uint64_t) i * (3 * MB)); /* 96 %, +180M/min */
+                sim_tick(sim, SEC);
+        }
+        const Decision *r = find(sim, DECISION_RESTART, 0);
+        expect(r && r->emergency);
+        expect(!find_text(sim, DECISION_HOLD, "restart.min-uptime", 0));
+        check_invariants(sim);
+        free(sim);
+        /* ...while a young server warming up, far below restart.at, is left alone even with a
+         * steep rise. */
+        sim = sim_new(true);
+        sim->s.uptime = 53 * SEC;
+        for (unsigned i = 0; i < 60; i++) {
+                set_ws(sim, 5 * GB + (uint64_t) i * (60 * MB));
+                sim_tick(sim, SEC);
+        }
+        expect(count(sim, DECISION_RESTART, 0) == 0);
+        check_invariants(sim);
+        free(sim);
+
         /* Restarts remembered from before a governor restart count. */
         sim = sim_new(true);
         usec_t earlier = sim->s.wall - 3 * USEC_PER_HOUR;
