@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* An LD_PRELOAD interposer that wedges memgov's action thread for good, as a memory.high write
  * stuck in the kernel's reclaim would: openat() of a file named MEMGOV_WEDGE_OPEN for writing
- * never returns. Reads of it (the sampler's) go through. For tests/integration/watchdog-probe.py.
+ * never returns, once the file MEMGOV_WEDGE_WHEN exists (from the start without it). Reads of it
+ * (the sampler's) go through. For tests/integration/watchdog-probe.py.
  *
- *   MEMGOV_WEDGE_OPEN=memory.high */
+ *   MEMGOV_WEDGE_OPEN=memory.high MEMGOV_WEDGE_WHEN=/tmp/dir/wedge */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int wedge(const char *path, int flags) {
-        const char *name = getenv("MEMGOV_WEDGE_OPEN");
+        const char *name = getenv("MEMGOV_WEDGE_OPEN"), *when = getenv("MEMGOV_WEDGE_WHEN");
         const char *base = strrchr(path, '/');
         base = base ? base + 1 : path;
-        if (!name || (flags & O_ACCMODE) == O_RDONLY || strcmp(base, name) != 0)
+        if (!name || (flags & O_ACCMODE) == O_RDONLY || strcmp(base, name) != 0 || (when && access(when, F_OK) < 0))
                 return 0;
         for (;;) {
                 struct timespec ts = { .tv_sec = 3600 };

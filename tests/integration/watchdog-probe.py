@@ -122,6 +122,15 @@ class Pings:
         return [p for p in self.times if p >= t]
 
 
+def wait_for_quiet(worker, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if worker().get("busy") is False:
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def check_watchdog(tmp):
     inact = inactive_file(DATA)
     cg, proc = make_tree(DATA, tmp, 60 * MB + inact)
@@ -131,7 +140,8 @@ def check_watchdog(tmp):
     sock = os.path.join(tmp, "memgov.sock")
     log_path = os.path.join(tmp, "memgov.log")
     pings = Pings(os.path.join(tmp, "notify.sock"))
-    env = dict(os.environ, LD_PRELOAD=PRELOAD, MEMGOV_WEDGE_OPEN="memory.high",
+    wedge = os.path.join(tmp, "wedge")
+    env = dict(os.environ, LD_PRELOAD=PRELOAD, MEMGOV_WEDGE_OPEN="memory.high", MEMGOV_WEDGE_WHEN=wedge,
                NOTIFY_SOCKET=os.path.join(tmp, "notify.sock"), WATCHDOG_USEC="1000000")
     # WATCHDOG_PID names the daemon itself: the shell's pid, which exec gives to memgov.
     d = subprocess.Popen(["sh", "-c", 'WATCHDOG_PID=$$ exec "$@"', "sh", MEMGOV, "run", "--dry-run", "--cgroup-root", cg,
@@ -141,6 +151,10 @@ def check_watchdog(tmp):
 
     def logged():
         return open(log_path).read()
+
+    def worker():
+        r, _ = status("--json", "--socket", sock)
+        return json.loads(r.stdout)["worker"] if r.returncode == 0 else {}
 
     wait_for(lambda: "governing cgroup /db" in logged() and os.path.exists(sock), "the daemon to find its target")
     t0 = time.monotonic()
@@ -163,26 +177,33 @@ def check_watchdog(tmp):
         fail(f"probe of a stopped daemon: exit {r.returncode} after {took:.1f}s: {r.stderr!r}")
     ok(f"probe of a stopped daemon: exit {r.returncode} after {took:.1f}s")
 
-    # Throttle: the memory.high job's open never returns.
+    # From now on a memory.high job's open never returns; throttle to have one. (memgov set
+    # memory.high to its calm value at startup, not wedged.)
+    if not wait_for_quiet(worker):
+        fail("the action thread is still busy before the wedge")
+    open(wedge, "w").close()
     for ws in (140, 180):
         set_current(cg, ws * MB + inact)
         time.sleep(0.3)
 
-    def worker():
-        r, _ = status("--json", "--socket", sock)
-        return json.loads(r.stdout)["worker"] if r.returncode == 0 else {}
     wait_for(lambda: worker().get("busy"), "the memory.high job to start")
-    busy_since = time.monotonic()
+    # When it started, from its running_s (whole seconds, rounded down): within [lo, hi].
+    w = worker()
+    started_hi = time.monotonic() - w["running_s"]
+    started_lo = started_hi - 1
     wait_for(lambda: "still running after" in logged(), "the job to be counted as failed", timeout=15)
     # Past its timeout (10 s) but within the margin (10 s more): still pinging, the probe passes.
-    time.sleep(max(0.0, busy_since + 12 - time.monotonic()))
-    late = pings.since(busy_since + 10.5)
+    time.sleep(max(0.0, started_hi + 12 - time.monotonic()))
+    late = pings.since(started_hi + 10.5)
     if not late:
         fail("no watchdog ping while the job ran within its timeout and margin")
     r, _ = status("--probe", "--socket", sock)
+    if time.monotonic() >= started_lo + 19.5:
+        fail("too slow to probe within the margin")
     if r.returncode != 0:
         fail(f"probe within the margin: exit {r.returncode}: {r.stderr}")
-    ok("a job past its timeout, within the margin: counted as failed, pings go on, the probe passes")
+    ok(f"a job past its timeout, within the margin: counted as failed, pings go on, the probe passes "
+       f"(seen running for {w['running_s']}s)")
 
     wait_for(lambda: "the action thread is wedged" in logged(), "the wedge to be reported", timeout=15)
     wedged_at = time.monotonic()
