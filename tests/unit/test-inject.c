@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,10 +153,52 @@ static void test_maps_stream_equals_whole(void **state) {
         assert_int_equal(maps_read_summary(0x7ffffff0, &b), -ESRCH);
 }
 
+/* A mapping whose path is longer than a line memgov reads: refused, not read into a larger buffer. */
+static void test_maps_long_line_refused(void **state) {
+        char dir[] = "/tmp/memgov-test-inject-XXXXXX", name[256], path[8192];
+        ProcMaps m;
+
+        assert_non_null(mkdtemp(dir));
+        memset(name, 'd', sizeof(name) - 1);
+        name[sizeof(name) - 1] = '\0';
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* Twenty directories of 255 characters: the path is over 5000 bytes long. */
+        for (int i = 0; i < 20; i++) {
+                assert_int_equal(mkdirat(fd, name, 0700), 0);
+                int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                assert_true(sub >= 0);
+                close(fd);
+                fd = sub;
+        }
+        int file = openat(fd, "f", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(file >= 0);
+        assert_int_equal(ftruncate(file, 4096), 0);
+        void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, file, 0);
+        assert_true(p != MAP_FAILED);
+        assert_int_equal(maps_read_summary(getpid(), &m), -E2BIG);
+        munmap(p, 4096);
+        close(file);
+        assert_int_equal(maps_read_summary(getpid(), &m), 0);
+
+        /* Clean up, from the innermost directory out. */
+        assert_int_equal(unlinkat(fd, "f", 0), 0);
+        for (int i = 0; i < 20; i++) {
+                int up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                assert_true(up >= 0);
+                close(fd);
+                fd = up;
+                assert_int_equal(unlinkat(fd, name, AT_REMOVEDIR), 0);
+        }
+        snprintf(path, sizeof(path), "%s", dir);
+        assert_int_equal(rmdir(path), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_starttime_checked_after_seize),
                 cmocka_unit_test(test_maps_stream_equals_whole),
+                cmocka_unit_test(test_maps_long_line_refused),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
