@@ -99,7 +99,9 @@ def main():
             # A trim that caught the thread in its sleep succeeds: try again until one seizes it
             # just as it enters vfork(). The stub is taken out again, so that every attempt is a
             # first one (the stub written first, then the thread seized: a wider window).
+            # (After a pause: the thread runs the stub's last instructions after it reported.)
             if code == 0:
+                time.sleep(0.05)
                 restore(p.pid, tail)
             done += code == 0
             if seized and "did not stop within" in (rep.get("error") or ""):
