@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import signal
 import subprocess
 import sys
@@ -181,7 +182,7 @@ def clean_env():
 def run_one(cls, pattern, which, errno_name):
     name = f"{cls}:{pattern}:{which}:{errno_name}" if cls else "no fault"
     tmp = tempfile.mkdtemp(prefix="memgov-faults-")
-    target = daemon = None
+    target = daemon = listener = None
     try:
         target = subprocess.Popen([TARGET, "1000", "400"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         for line in target.stdout:
@@ -192,6 +193,11 @@ def run_one(cls, pattern, which, errno_name):
         policy = os.path.join(tmp, "faults.ini")
         with open(policy, "w") as f:
             f.write(POLICY.format(sock=os.path.join(tmp, "mysqld.sock")))
+        # A socket file at the policy's path, listening (it never answers): memgov opens the file
+        # and checks who listens before it connects, so that the connect fault has a call to fail.
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(os.path.join(tmp, "mysqld.sock"))
+        listener.listen(16)
         trace, log_path, fault_log = (os.path.join(tmp, n) for n in ("trace.csv", "memgov.log", "faults.log"))
         env = clean_env()
         env["LD_PRELOAD"] = PRELOAD
@@ -306,6 +312,8 @@ def run_one(cls, pattern, which, errno_name):
             if p and p.poll() is None:
                 p.kill()
                 p.wait()
+        if listener:
+            listener.close()
         shutil.rmtree(tmp, ignore_errors=True)
 
 

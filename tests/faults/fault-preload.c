@@ -285,6 +285,14 @@ int connect(int fd, const struct sockaddr *addr, socklen_t len) {
         if (addr && addr->sa_family == AF_UNIX) {
                 const struct sockaddr_un *u = (const struct sockaddr_un *) addr;
                 snprintf(what, sizeof(what), "%s", u->sun_path[0] ? u->sun_path : "@abstract");
+                /* memgov connects through a descriptor of the socket file it checked: match the
+                 * file's own path. */
+                char link[sizeof(what)];
+                ssize_t n;
+                if (strncmp(what, "/proc/self/fd/", 14) == 0 && (n = readlink(what, link, sizeof(link) - 1)) > 0) {
+                        link[n] = '\0';
+                        snprintf(what, sizeof(what), "%s", link);
+                }
         }
         int e = check(C_CONNECT, what);
         if (e) {
