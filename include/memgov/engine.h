@@ -89,6 +89,10 @@ typedef struct EngineOptions {
          * not show it (memory.high is never re-read as someone else's change, a restart is taken
          * as done after settle). */
         bool simulate;
+        /* Nothing was carried out (a dry run, a replay of a trace whose recorder did not act):
+         * what the working set did after an action is no measurement of it, and its effect line
+         * says so. */
+        bool effects_assumed;
         /* The kernel keeps memory.high and memory.max in pages: planned values are rounded down
          * to this, so that reading them back matches. 0 = 4096. */
         uint64_t page_size;
@@ -167,7 +171,10 @@ void engine_set_policy(Engine *e, const Policy *old, const Policy *p);
  * (or as someone else set them since). Returns how many of max it filled. */
 unsigned engine_leave(const Engine *e, Decision *ret, unsigned max);
 /* A reload starts or ends a dry run. */
+/* A dry run begins or ends (its effects are assumed from then on, or measured). */
 void engine_set_simulate(Engine *e, bool simulate);
+/* Whether the samples from now on show the effects of the actions (see EngineOptions). */
+void engine_set_effects_assumed(Engine *e, bool assumed);
 void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, EngineOutput *out);
 
 /* The earliest time (on engine_step's clock) the engine's own pacing of this kind allows it again:

@@ -44,7 +44,17 @@ typedef struct TraceReader {
         bool have_time;
         usec_t first_time, last_time;
         bool time_absolute;
+
+        /* From memgov's own comment lines (TRACE_MARK_ACTING, TRACE_MARK_DRY_RUN): whether the
+         * daemon that recorded the rows that follow carried its actions out, so that what the
+         * working set did afterwards is their measured effect. false for any other trace. */
+        bool acting;
 } TraceReader;
+
+/* The comment lines a recording daemon writes: at the start, after the header comment, and again
+ * whenever a reload changes whether it acts. */
+#define TRACE_MARK_ACTING "# memgov: acting"
+#define TRACE_MARK_DRY_RUN "# memgov: dry run"
 
 void trace_reader_init(TraceReader *r, uint64_t unit, const char *column);
 /* Feeds one line (without its '\n'). Returns 1 and fills *ret for a sample row, 0 for a

@@ -179,6 +179,8 @@ int replay_run(const ReplayArgs *a, const char *verb) {
                 }
                 if (r == 0)
                         continue;
+                /* A trace recorded by a daemon that acted shows its actions' effects. */
+                engine_set_effects_assumed(&rp->engine, !reader.acting);
                 if (replay_sample(rp, &s) < 0) {
                         ret = EXIT_BAD_INPUT;
                         break;

@@ -79,7 +79,12 @@ void engine_set_policy(Engine *e, const Policy *old, const Policy *p) {
                 e->level--;
 }
 
+void engine_set_effects_assumed(Engine *e, bool assumed) {
+        e->opts.effects_assumed = assumed;
+}
+
 void engine_set_simulate(Engine *e, bool simulate) {
+        e->opts.effects_assumed = simulate;
         if (e->opts.simulate == simulate)
                 return;
         e->opts.simulate = simulate;
@@ -497,7 +502,7 @@ static void measure_effects(Tick *k) {
                         double dt = (double) (k->now - st->last) / (double) USEC_PER_SEC;
                         double expected = (double) st->ws_before + MAX(st->slope_before, 0.0) * dt;
                         gain = (int64_t) llround(expected - (double) after);
-                        snprintf(how, sizeof(how), "working set %s%s -> %s", e->opts.simulate ? "went " : "",
+                        snprintf(how, sizeof(how), "working set %s%s -> %s", e->opts.effects_assumed ? "went " : "",
                                  format_bytes(x, st->ws_before), format_bytes(y, after));
                 }
                 st->pending = false;
@@ -505,7 +510,7 @@ static void measure_effects(Tick *k) {
 
                 /* In a dry run or a replay nothing was carried out: what the working set did is no
                  * measurement of the action, and is said to be an assumption. */
-                bool assumed = e->opts.simulate && !(k->s->reported & (1u << a));
+                bool assumed = e->opts.effects_assumed && !(k->s->reported & (1u << a));
                 char what[160];
                 if (assumed)
                         snprintf(what, sizeof(what), "%s not carried out (dry run or replay): the %s, counted as freeing",

@@ -594,7 +594,14 @@ int trace_reader_line(TraceReader *r, const char *line, size_t len, Sample *ret)
         if (memchr(line, '\0', len))
                 return fail(r, "NUL byte in a text file");
         l = span_strip(l);
-        if (l.n == 0 || l.p[0] == '#')
+        if (l.n > 0 && l.p[0] == '#') {
+                if (span_eq(l, TRACE_MARK_ACTING))
+                        r->acting = true;
+                else if (span_eq(l, TRACE_MARK_DRY_RUN))
+                        r->acting = false;
+                return 0;
+        }
+        if (l.n == 0)
                 return 0;
 
         if (r->format == TRACE_FORMAT_UNKNOWN) {

@@ -721,6 +721,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 if (dry_run != m->opts.dry_run) {
                         m->opts.dry_run = dry_run;
                         engine_set_simulate(m->engine, dry_run);
+                        if (m->record)
+                                fprintf(m->record, "%s\n", dry_run ? TRACE_MARK_DRY_RUN : TRACE_MARK_ACTING);
                         log_notice("reload: %s", dry_run ? "dry run from now on: nothing will be changed"
                                                          : "dry run over: memgov acts from now on");
                 }
@@ -847,7 +849,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 r = -ENOMEM;
                 goto fail;
         }
-        EngineOptions eo = { .simulate = m->opts.dry_run, .page_size = (uint64_t) sysconf(_SC_PAGESIZE) };
+        EngineOptions eo = { .simulate = m->opts.dry_run,
+                             .effects_assumed = m->opts.dry_run,
+                             .page_size = (uint64_t) sysconf(_SC_PAGESIZE) };
         engine_init(m->engine, &m->policy, &eo);
 
         m->collected = calloc(ACTION_QUEUE, sizeof(ActionJob));
@@ -865,7 +869,10 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 }
                 char header[2048];
                 trace_format_header(header, sizeof(header));
-                fprintf(m->record, "# memgov trace: %s\n%s\n", m->policy_origin, header);
+                /* Whether what follows shows the effects of actions carried out: a replay of it
+                 * then says "freed", else "not carried out". */
+                fprintf(m->record, "# memgov trace: %s\n%s\n%s\n", m->policy_origin,
+                        o->dry_run || m->opts.dry_run || o->record_only ? TRACE_MARK_DRY_RUN : TRACE_MARK_ACTING, header);
                 fflush(m->record);
         }
 

@@ -338,7 +338,7 @@ static bool run(Scenario *sc, const Fault *f) {
         ActionTarget target = { .cgroup_fd = -1 };
         ActionContext ctx = { .target = &target, .policy = p, .dry_run = sc->simulate };
         ActionFeedback fb = {};
-        EngineOptions o = { .simulate = sc->simulate };
+        EngineOptions o = { .simulate = sc->simulate, .effects_assumed = sc->simulate };
 
         assert_non_null(e);
         engine_init(e, p, &o);

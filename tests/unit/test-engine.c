@@ -43,7 +43,8 @@ static Sim *sim_new(bool simulate) {
                 .pid = 100,
                 .uptime = 10 * USEC_PER_DAY,
         };
-        EngineOptions o = { .simulate = simulate };
+        /* As the daemon: a dry run carries nothing out, so its effects are assumed. */
+        EngineOptions o = { .simulate = simulate, .effects_assumed = simulate };
         engine_init(&sim->e, &sim->p, &o);
         return sim;
 }
