@@ -14,12 +14,15 @@ typedef struct CandidateFacts {
         bool exe_known;     /* the executable could be looked at */
         uid_t exe_uid;      /* its owner and mode */
         mode_t exe_mode;
+        const char *exe_name; /* its file name (of the resolved path), NULL when not known */
+        const char *names;    /* the server names looked for, comma-separated */
         uid_t ruid;         /* the process's real user */
         const char *cgroup; /* its cgroup v2 path, NULL when not known */
         bool all_users;     /* memgov sees every user's processes (the initial PID namespace), not a
                              * container's own namespace where every process is the pod's */
         bool enforce;       /* memgov runs as root: files it trusts must be root's */
         uid_t uid_min;      /* the first uid of login users (login.defs UID_MIN) */
+        uid_t server_uid;   /* the database servers' account ("mysql"), (uid_t) -1 when none */
 } CandidateFacts;
 
 /* true when the process may be the server; false with why ("runs as uid 1000, a login user"). */

@@ -6,11 +6,30 @@
 
 #include "memgov/server-candidate.h"
 
+static bool name_listed(const char *name, const char *list) {
+        size_t n = strlen(name);
+        for (const char *p = list; *p;) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t) (e - p) : strlen(p);
+                if (len == n && strncmp(p, name, n) == 0)
+                        return true;
+                p += len + (e ? 1 : 0);
+        }
+        return false;
+}
+
 bool server_candidate_ok(const CandidateFacts *f, char *why, size_t why_size) {
         /* A copy of the server's binary planted by a user is that user's, or writable by them. */
         if (f->enforce) {
                 if (!f->exe_known) {
                         snprintf(why, why_size, "its executable cannot be looked at");
+                        return false;
+                }
+                /* The name a process shows is the one it was started by: a symbolic link named
+                 * mariadbd to any root-owned binary. The binary itself must carry the name (a
+                 * user cannot make a hard link to root's files: fs.protected_hardlinks). */
+                if (f->exe_name && f->names && !name_listed(f->exe_name, f->names)) {
+                        snprintf(why, why_size, "its executable is %s, not a server", f->exe_name);
                         return false;
                 }
                 if (f->exe_uid != 0) {
@@ -26,7 +45,14 @@ bool server_candidate_ok(const CandidateFacts *f, char *why, size_t why_size) {
         /* Debian's own binary started by a user is still that user's process: on a host, a server
          * runs as root or a system account, in a service's cgroup, not in a login session's. */
         if (f->all_users) {
-                if (f->ruid >= f->uid_min && f->ruid != (uid_t) 65534) {
+                /* Where the servers' account exists, a server runs as it or as root; elsewhere as
+                 * a system account at least, never as a login user or nobody. */
+                if (f->server_uid != (uid_t) -1 && f->ruid != 0 && f->ruid != f->server_uid) {
+                        snprintf(why, why_size, "it runs as uid %u, neither root nor the servers' account (uid %u)",
+                                 (unsigned) f->ruid, (unsigned) f->server_uid);
+                        return false;
+                }
+                if (f->ruid >= f->uid_min) {
                         snprintf(why, why_size, "it runs as uid %u, a login user's (UID_MIN %u)", (unsigned) f->ruid,
                                  (unsigned) f->uid_min);
                         return false;

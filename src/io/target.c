@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,15 @@ static bool sees_all_users(void) {
         return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PID_NS_INIT_INO;
 }
 
+/* The account Debian's (and most) server packages run the server as. */
+static uid_t server_account(void) {
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        if (getpwnam_r("mysql", &pw, buf, sizeof(buf), &res) != 0 || !res)
+                return (uid_t) -1;
+        return res->pw_uid;
+}
+
 static uid_t uid_min(void) {
         char buf[16384];
         ssize_t n = read_small_file_at(AT_FDCWD, "/etc/login.defs", buf, sizeof(buf));
@@ -88,8 +98,9 @@ static uid_t uid_min(void) {
 }
 
 /* What server_candidate_ok() judges, from the process's files in proc_fd. */
-static bool candidate_ok(int proc_fd, pid_t pid, bool all_users, uid_t min, char *why, size_t why_size) {
-        char path[64], buf[4096];
+static bool candidate_ok(int proc_fd, pid_t pid, const char *names, bool all_users, uid_t min, uid_t server_uid,
+                         char *why, size_t why_size) {
+        char path[64], buf[4096], exe_path[PATH_MAX];
         struct stat st;
         ProcStatus status;
         ProcCgroup cg;
@@ -105,10 +116,24 @@ static bool candidate_ok(int proc_fd, pid_t pid, bool all_users, uid_t min, char
         bool has_cgroup = n > 0 && parse_proc_cgroup(buf, (size_t) n, &cg) == 0 && cg.has_unified;
         snprintf(path, sizeof(path), "%d/exe", (int) pid);
         bool exe = fstatat(proc_fd, path, &st, 0) == 0;
+        ssize_t k = readlinkat(proc_fd, path, exe_path, sizeof(exe_path) - 1);
+        const char *exe_name = NULL;
+        if (k > 0) {
+                exe_path[k] = '\0';
+                /* " (deleted)": the binary was replaced on disk since (an upgrade). */
+                char *deleted = k > 10 ? strstr(exe_path, " (deleted)") : NULL;
+                if (deleted && deleted[10] == '\0')
+                        *deleted = '\0';
+                const char *slash = strrchr(exe_path, '/');
+                exe_name = slash ? slash + 1 : exe_path;
+        }
         CandidateFacts f = {
-                .exe_known = exe,
-                .exe_uid = exe ? st.st_uid : 0,
+                .exe_known = exe || k > 0,
+                .exe_uid = exe ? st.st_uid : (uid_t) -1,
                 .exe_mode = exe ? st.st_mode : 0,
+                .exe_name = exe_name,
+                .names = names,
+                .server_uid = server_uid,
                 .ruid = status.ruid,
                 .cgroup = has_cgroup ? cg.unified : NULL,
                 .all_users = all_users,
@@ -124,7 +149,7 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
         unsigned n = 0, n_ignored = 0;
         char ignored_why[160] = "";
         bool all_users = sees_all_users();
-        uid_t min = uid_min();
+        uid_t min = uid_min(), server_uid = all_users ? server_account() : (uid_t) -1;
         DIR *d;
         struct dirent *de;
 
@@ -149,7 +174,8 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
                 if (st.ppid > 0 && read_comm(dirfd(d), st.ppid, pcomm, sizeof(pcomm)) == 0 && name_in_list(pcomm, names))
                         continue;
                 char not_server[128];
-                if (!candidate_ok(dirfd(d), (pid_t) pid, all_users, min, not_server, sizeof(not_server))) {
+                if (!candidate_ok(dirfd(d), (pid_t) pid, names, all_users, min, server_uid, not_server,
+                                  sizeof(not_server))) {
                         if (n_ignored++ == 0) {
                                 ignored = (pid_t) pid;
                                 snprintf(ignored_why, sizeof(ignored_why), "%s", not_server);

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <ftw.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +38,13 @@ static void put_fixture(const Tree *t, const char *rel, const char *fixture_name
         free(buf);
 }
 
+/* The uid a server runs as here: the servers' account when the host has one (a process of
+ * another user is not taken for a server). */
+static unsigned server_uid(void) {
+        struct passwd *pw = getpwnam("mysql");
+        return pw ? (unsigned) pw->pw_uid : 106;
+}
+
 static void put_process(const Tree *t, int pid, const char *comm, int ppid, unsigned long starttime, const char *cgroup) {
         char rel[128], text[1024];
         snprintf(rel, sizeof(rel), "proc/%d/comm", pid);
@@ -48,20 +56,25 @@ static void put_process(const Tree *t, int pid, const char *comm, int ppid, unsi
         put(t, rel, text);
         snprintf(rel, sizeof(rel), "proc/%d/status", pid);
         snprintf(text, sizeof(text),
-                 "Name:\t%s\nState:\tS (sleeping)\nTgid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t106\t106\t106\t106\n"
+                 "Name:\t%s\nState:\tS (sleeping)\nTgid:\t%d\nPPid:\t%d\nTracerPid:\t0\nUid:\t%u\t%u\t%u\t%u\n"
                  "VmRSS:\t  412340 kB\nRssAnon:\t  400000 kB\nThreads:\t39\n",
-                 comm, pid, ppid);
+                 comm, pid, ppid, server_uid(), server_uid(), server_uid(), server_uid());
         put(t, rel, text);
         snprintf(rel, sizeof(rel), "proc/%d/cgroup", pid);
         snprintf(text, sizeof(text), "0::%s\n", cgroup);
         put(t, rel, text);
         snprintf(rel, sizeof(rel), "proc/%d/maps", pid);
         put_fixture(t, rel, "kernel-6.18/proc-maps.glibc");
-        /* What a real server's exe points at: a root-owned binary nobody else may write. */
-        char path[1024];
+        /* What a real server's exe points at: a root-owned binary of its name nobody else may
+         * write. */
+        char path[1024], bin[1024];
+        snprintf(rel, sizeof(rel), "bin/%s", comm);
+        put(t, rel, "#!/bin/sh\n");
+        snprintf(bin, sizeof(bin), "%s/bin/%s", t->root, comm);
+        assert_int_equal(chmod(bin, 0755), 0);
         snprintf(path, sizeof(path), "%s/proc/%d/exe", t->root, pid);
         (void) unlink(path);
-        assert_int_equal(symlink("/bin/sh", path), 0);
+        assert_int_equal(symlink(bin, path), 0);
 }
 
 static Tree *tree_new(void) {

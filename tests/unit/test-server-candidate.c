@@ -7,9 +7,9 @@
 
 static CandidateFacts server(void) {
         /* Debian's mariadbd under mariadb.service, seen from the host by a root memgov. */
-        return (CandidateFacts) { .exe_known = true, .exe_uid = 0, .exe_mode = S_IFREG | 0755, .ruid = 106,
-                                  .cgroup = "/system.slice/mariadb.service", .all_users = true, .enforce = true,
-                                  .uid_min = 1000 };
+        return (CandidateFacts) { .exe_known = true, .exe_uid = 0, .exe_mode = S_IFREG | 0755, .exe_name = "mariadbd",
+                                  .names = "mariadbd,mysqld", .ruid = 106, .cgroup = "/system.slice/mariadb.service",
+                                  .all_users = true, .enforce = true, .uid_min = 1000, .server_uid = 106 };
 }
 
 static void test_the_server(void **state) {
@@ -38,9 +38,32 @@ static void test_impostors(void **state) {
         f.exe_known = false;
         assert_false(server_candidate_ok(&f, why, sizeof(why)));
 
+        /* A symbolic link named mariadbd to any root-owned binary: the name is the link's. */
+        f = server();
+        f.exe_name = "sleep";
+        assert_false(server_candidate_ok(&f, why, sizeof(why)));
+        assert_string_equal(why, "its executable is sleep, not a server");
+
+        /* Another system account (a compromised daemon), or nobody, running the server's binary. */
+        f = server();
+        f.ruid = 33;
+        assert_false(server_candidate_ok(&f, why, sizeof(why)));
+        assert_string_equal(why, "it runs as uid 33, neither root nor the servers' account (uid 106)");
+        f.ruid = 65534;
+        assert_false(server_candidate_ok(&f, why, sizeof(why)));
+        /* Without a servers' account, system accounts may, nobody (above UID_MIN) may not. */
+        f.server_uid = (uid_t) -1;
+        assert_false(server_candidate_ok(&f, why, sizeof(why)));
+        assert_string_equal(why, "it runs as uid 65534, a login user's (UID_MIN 1000)");
+        f.ruid = 33;
+        assert_true(server_candidate_ok(&f, why, sizeof(why)));
+
         /* Debian's own binary, started by a login user. */
         f = server();
         f.ruid = 1000;
+        assert_false(server_candidate_ok(&f, why, sizeof(why)));
+        assert_string_equal(why, "it runs as uid 1000, neither root nor the servers' account (uid 106)");
+        f.server_uid = (uid_t) -1;
         assert_false(server_candidate_ok(&f, why, sizeof(why)));
         assert_string_equal(why, "it runs as uid 1000, a login user's (UID_MIN 1000)");
         f = server();

@@ -4,9 +4,10 @@
 # and an unprivileged local user as the attacker (docs/security.md):
 # - every thread of the running governor, the action thread included, has the same dropped
 #   capability sets (the action thread kept every capability when it started before the drop);
-# - a process named like the server but started by a login user, or from an executable that user
-#   owns, is neither the target nor a reason to refuse the real one, and is never governed while
-#   the real server is away.
+# - a process named like the server but started by a login user, by nobody through a link of
+#   the server's name, by another system account, or from an executable a user owns, is neither
+#   the target nor a reason to refuse the real one, and is never governed while the real server
+#   is away.
 #   tests/vm/run-vm.sh --env MEMGOV_BUILD=build tests/vm/scenarios/security.sh
 set -euo pipefail
 [[ ${MEMGOV_VM:-} == 1 ]] || { echo "security: SKIP: runs inside the VM (tests/vm/run-vm.sh)" >&2; exit 77; }
@@ -21,7 +22,7 @@ chmod 755 "$work"
 mkdir "$work/bin" "$work/evil"
 cp /bin/sleep "$work/bin/mariadbd"
 chmod 755 "$work/bin/mariadbd"
-server_uid=$(id -u mysql 2>/dev/null || id -u daemon)
+server_uid=$(id -u mysql) # the servers' account (Debian's packages create it)
 cg=${MEMGOV_CGROUP:?}/db
 mkdir "$cg"
 echo 256M >"$cg/memory.max"
@@ -32,16 +33,26 @@ start_server() {
 }
 start_server
 
-# The attacker: the same root-owned binary started as a login user, and a copy it owns.
+# The attackers: the same root-owned binary started as a login user; a copy that user owns;
+# nobody running a root-owned binary through a symbolic link named mariadbd (the process takes
+# the link's name); another system account (a compromised daemon) running the server's binary.
 cp /bin/sleep "$work/evil/mysqld"
+ln -s /bin/sleep "$work/evil/mariadbd"
 chown "$attacker:$attacker" "$work/evil" "$work/evil/mysqld"
 setpriv --reuid=$attacker --regid=$attacker --clear-groups "$work/bin/mariadbd" 600 &
 impostor1=$!
 setpriv --reuid=$attacker --regid=$attacker --clear-groups "$work/evil/mysqld" 600 &
 impostor2=$!
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$work/evil/mariadbd" 600 &
+impostor3=$!
+setpriv --reuid=daemon --regid=daemon --clear-groups "$work/bin/mariadbd" 600 &
+impostor4=$!
+impostors=($impostor1 $impostor2 $impostor3 $impostor4)
 sleep 0.5
-[[ $(cat /proc/$impostor1/comm) == mariadbd && $(cat /proc/$impostor2/comm) == mysqld ]] ||
-        fail "the impostors do not carry the server's names"
+for p in "${impostors[@]}"; do
+        [[ $(cat /proc/$p/comm) == mariadbd || $(cat /proc/$p/comm) == mysqld ]] ||
+                fail "impostor $p does not carry a server's name ($(cat /proc/$p/comm))"
+done
 
 # memgov with the embedded default policy and its default target, the server by name.
 "$build/memgov" run --policy-dir "$work" --socket /run/memgov/sec.sock --state-dir "$results" \
@@ -53,7 +64,7 @@ for _ in $(seq 100); do
 done
 grep -q "governing mariadbd pid $server (" "$results/memgov.log" ||
         fail "the real server (pid $server) is not the target: $(cat "$results/memgov.log")"
-echo "security: ok: with two impostors of uid $attacker running, memgov governs the real server (pid $server)"
+echo "security: ok: with 4 impostors running (uid $attacker twice, nobody, daemon), memgov governs the real server (pid $server)"
 "$build/memgov" status --json --socket /run/memgov/sec.sock >"$results/status.json"
 python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["target"]; sys.exit(t["pid"] != int(sys.argv[2]))' \
         "$results/status.json" "$server" || fail "status names another target: $(cat "$results/status.json")"
@@ -95,12 +106,14 @@ for _ in $(seq 100); do
         sleep 0.1
 done
 sleep 2
-grep "waiting for the target" "$results/memgov.log" | grep -q "can be the server is running (2 ignored" ||
+grep "waiting for the target" "$results/memgov.log" | grep -q "can be the server is running (4 ignored" ||
         fail "without the server, memgov does not say it ignores the impostors: $(tail -3 "$results/memgov.log")"
-if grep -q "governing mariadbd pid $impostor1 (\|governing mysqld pid $impostor2 (" "$results/memgov.log"; then
-        fail "an impostor became the target"
-fi
-echo "security: ok: with the server away, the impostors are ignored (2) and nothing is governed"
+for p in "${impostors[@]}"; do
+        if grep -q "governing [a-z]* pid $p (" "$results/memgov.log"; then
+                fail "impostor $p became the target"
+        fi
+done
+echo "security: ok: with the server away, the impostors are ignored (4) and nothing is governed"
 
 # The server back: found again.
 start_server
@@ -113,5 +126,5 @@ echo "security: ok: the restarted server (pid $server) is governed again"
 
 kill "$governor"
 wait "$governor" || fail "memgov exited with status $?"
-kill "$server" "$impostor1" "$impostor2" 2>/dev/null || true
+kill "$server" "${impostors[@]}" 2>/dev/null || true
 wait 2>/dev/null || true
