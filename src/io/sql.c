@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
@@ -21,7 +22,11 @@
 #include <unistd.h>
 
 #include "memgov/fileio.h"
+#include "memgov/parse-proc.h"
 #include "memgov/sql.h"
+
+/* Connector/C reads an option file in pieces of this many bytes. */
+#define OPTION_LINE_MAX 4094U
 #include "memgov/unix-diag.h"
 
 void sql_library_init(void) {
@@ -329,14 +334,29 @@ int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_siz
         return fd;
 }
 
-static bool same_cgroup(pid_t a, pid_t b) {
-        char path[64], ca[512], cb[512];
-        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) a);
-        ssize_t na = read_small_file_at(AT_FDCWD, path, ca, sizeof(ca));
-        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) b);
-        ssize_t nb = read_small_file_at(AT_FDCWD, path, cb, sizeof(cb));
-        /* The root cgroup holds everything not placed elsewhere: no sign of belonging. */
-        return na > 0 && na == nb && memcmp(ca, cb, (size_t) na) == 0 && !(na == 5 && memcmp(ca, "0::/\n", 5) == 0);
+/* The cgroup v2 path of a process ("" when it has none: a v1-only host). */
+static void unified_cgroup(pid_t pid, char *buf, size_t size) {
+        char path[64], text[4096];
+        ProcCgroup cg;
+        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
+        ssize_t n = read_small_file_at(AT_FDCWD, path, text, sizeof(text));
+        buf[0] = '\0';
+        if (n > 0 && parse_proc_cgroup(text, (size_t) n, &cg) == 0 && cg.has_unified)
+                snprintf(buf, size, "%s", cg.unified);
+}
+
+/* Whether the listener is a process of the server's own: the same user, and the same cgroup v2
+ * cgroup, which must be one of its own (the root cgroup, or none at all on a host that does not
+ * place processes by service, holds everybody: no sign of belonging). */
+static bool same_server(pid_t listener, uid_t listener_uid, pid_t server) {
+        char a[PATH_MAX], b[PATH_MAX], path[64];
+        struct stat st;
+        snprintf(path, sizeof(path), "/proc/%d", (int) server);
+        if (stat(path, &st) < 0 || st.st_uid != listener_uid)
+                return false;
+        unified_cgroup(listener, a, sizeof(a));
+        unified_cgroup(server, b, sizeof(b));
+        return a[0] && streq(a, b) && !streq(a, "/");
 }
 
 int sql_check_peer(int sock, pid_t server, const char *endpoint, char *why, size_t why_size) {
@@ -348,11 +368,11 @@ int sql_check_peer(int sock, pid_t server, const char *endpoint, char *why, size
                 snprintf(why, why_size, "%s: cannot read who listens: %s", endpoint, strerror(-r));
                 return r;
         }
-        if (cred.pid == server || (cred.pid > 0 && same_cgroup(cred.pid, server)))
+        if (cred.pid == server || (cred.pid > 0 && same_server(cred.pid, cred.uid, server)))
                 return 0;
         snprintf(why, why_size,
-                 "%s is served by process %d (uid %u), neither the server (process %d) nor a process of its cgroup: "
-                 "not connecting",
+                 "%s is served by process %d (uid %u), neither the server (process %d) nor a process of its user in "
+                 "its cgroup: not connecting",
                  endpoint, (int) cred.pid, (unsigned) cred.uid, (int) server);
         return -EPERM;
 }
@@ -415,7 +435,14 @@ int sql_open_option_file(const char *path, char *why, size_t why_size) {
         for (const char *p = text; p < text + len; line++) {
                 const char *end = memchr(p, '\n', (size_t) (text + len - p));
                 const char *q = p;
-                while (q < (end ? end : text + len) && (*q == ' ' || *q == '\t'))
+                /* Skipped as the library skips it (isspace: \f, \v, \r too), and no line longer
+                 * than the library reads at once: the rest of one would start a line of its own. */
+                if ((size_t) ((end ? end : text + len) - p) >= OPTION_LINE_MAX) {
+                        snprintf(why, why_size, "option file %s:%u: a line longer than %u bytes", path, line,
+                                 OPTION_LINE_MAX - 1);
+                        return -EPERM;
+                }
+                while (q < (end ? end : text + len) && isspace((unsigned char) *q))
                         q++;
                 if (q < text + len && *q == '!') {
                         snprintf(why, why_size,
@@ -467,9 +494,13 @@ static unsigned seconds(usec_t t) {
 }
 
 /* The authentication plugins a governor's account may use. Never mysql_clear_password or dialog,
- * which hand the password over as it is; caching_sha2_password, for MySQL 8's accounts, sends it
- * in clear over a unix socket, which the peer check has tied to the server by then. */
-#define SQL_AUTH_PLUGINS "mysql_native_password,client_ed25519,caching_sha2_password"
+ * which hand the password over as it is. caching_sha2_password, for MySQL 8's accounts, sends it
+ * in clear over a unix socket, which the peer check has tied to the server by then, and over TCP
+ * encrypted with a public key the listener itself hands out: not over TCP, where nothing checks
+ * who listens. */
+#define SQL_AUTH_PLUGINS_SOCKET "mysql_native_password,client_ed25519,caching_sha2_password"
+#define SQL_AUTH_PLUGINS_TCP "mysql_native_password,client_ed25519"
+
 
 int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size) {
         _cleanup_close_ int sock_fd = -1, opt_fd = -1;
@@ -531,7 +562,11 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
                 mysql_optionsv(m, MYSQL_READ_DEFAULT_GROUP, "client");
         }
         mysql_optionsv(m, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-        if (mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH, SQL_AUTH_PLUGINS) != 0) {
+        /* "localhost" would mean the library's default socket, unchecked: a host is TCP. */
+        unsigned protocol = MYSQL_PROTOCOL_TCP;
+        if (host)
+                mysql_optionsv(m, MYSQL_OPT_PROTOCOL, &protocol);
+        if (mysql_optionsv(m, MARIADB_OPT_RESTRICTED_AUTH, host ? SQL_AUTH_PLUGINS_TCP : SQL_AUTH_PLUGINS_SOCKET) != 0) {
                 snprintf(why, why_size, "the client library cannot restrict its authentication plugins");
                 mysql_close(m);
                 return -EOPNOTSUPP;

@@ -41,6 +41,26 @@ static void test_include_refused(void **state) {
         assert_int_equal(sql_check_option_file(path, why, sizeof(why)), 0);
 }
 
+/* What the library skips before a directive, and where it splits a long line, hide none. */
+static void test_include_hidden_refused(void **state) {
+        char path[256], other[256], why[512];
+        static char text[8192];
+        make("other.cnf", "[client]\npassword=leaked\n", 0644, other, sizeof(other));
+        snprintf(text, sizeof(text), "[client]\n\f\v\r!include %s\n", other);
+        make("ff.cnf", text, 0600, path, sizeof(path));
+        assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "ff.cnf:2: !include");
+
+        /* A comment 4094 bytes long: the library reads its end as a line of its own. */
+        int n = snprintf(text, sizeof(text), "[client]\n#");
+        memset(text + n, 'x', 4093 - 1);
+        n += 4093 - 1;
+        snprintf(text + n, sizeof(text) - (size_t) n, "!include %s\n", other);
+        make("long.cnf", text, 0600, path, sizeof(path));
+        assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
+        assert_string_contains(why, "long.cnf:2: a line longer than 4093 bytes");
+}
+
 static void test_symlink_refused(void **state) {
         char path[256], link[256], why[512];
         make("target.cnf", "[client]\nuser=memgov\n", 0600, path, sizeof(path));
@@ -74,6 +94,7 @@ static void test_swap_after_check(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_include_refused),
+                cmocka_unit_test(test_include_hidden_refused),
                 cmocka_unit_test(test_symlink_refused),
                 cmocka_unit_test(test_swap_after_check),
         };
