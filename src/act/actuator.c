@@ -103,7 +103,7 @@ static int real_trim(void *u, const ActionContext *c, const Decision *d, ActionR
                 snprintf(ret->detail, sizeof(ret->detail), "trim: process %d is not the server any more", (int) t->pid);
                 return -ESRCH;
         }
-        int r = trim_run(c->policy, t->pid, 0, d->trim_method, c->dry_run, -1, &rep, why, sizeof(why));
+        int r = trim_run(c->policy, t->pid, t->starttime, 0, d->trim_method, c->dry_run, -1, &rep, why, sizeof(why));
         trim_report_text(t->pid, &rep, r, why, c->dry_run, ret->detail, sizeof(ret->detail));
         if (r < 0)
                 return r;

@@ -554,8 +554,17 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         r = check_stub(q->pid, q->stub_addr, &stub_present, why, why_size);
         if (r < 0)
                 return r;
-        if (!stub_present)
+        if (!stub_present) {
+                /* Written before any thread is held: the pid must still name the process the
+                 * plan was made for, or the stub would go into another one. */
+                ProcStat st;
+                if (q->starttime != 0 && (proc_read_stat(AT_FDCWD, q->pid, &st) < 0 || st.starttime != q->starttime)) {
+                        snprintf(why, why_size, "process %d is not the one the trim was planned for (its start time "
+                                                "differs, the pid was reused): nothing written", (int) q->pid);
+                        return -ESRCH;
+                }
                 stub_present = write_stub_early(q->pid, q->stub_addr);
+        }
 
         Hold h = {
                 .q = q,

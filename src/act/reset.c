@@ -137,7 +137,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         sql_close(&conn);
 
         TrimReport tr;
-        r = trim_run(c->policy, t->pid, 0, c->policy->trim_method, false, -1, &tr, why, sizeof(why));
+        r = trim_run(c->policy, t->pid, t->starttime, 0, c->policy->trim_method, false, -1, &tr, why, sizeof(why));
         uint64_t rss_after = 0;
         (void) process_rss(t->pid, &rss_after);
         ret->has_freed = true;

@@ -304,17 +304,22 @@ int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
         return 0;
 }
 
-int trim_by_ptrace(pid_t pid, pid_t tid, bool dry_run, int phase_fd, TrimReport *ret, char *why, size_t why_size) {
+int trim_by_ptrace(pid_t pid, uint64_t starttime, pid_t tid, bool dry_run, int phase_fd, TrimReport *ret, char *why,
+                   size_t why_size) {
         TrimPlan plan;
         int r;
 
         *ret = (TrimReport) { .method = TRIM_PTRACE };
-        /* The process the plan is made for: the injection checks, once it holds a thread, that
-         * the pid still names it. */
+        /* The process the plan is made for (the caller's, when it knows it): the injection checks,
+         * once it holds a thread, that the pid still names it. */
         ProcStat st;
         if ((r = proc_read_stat(AT_FDCWD, pid, &st)) < 0) {
                 snprintf(why, why_size, "process %d: %s", (int) pid, strerror(-r));
                 return r;
+        }
+        if (starttime && st.starttime != starttime) {
+                snprintf(why, why_size, "process %d is not the server any more (pid reused)", (int) pid);
+                return -ESRCH;
         }
         if ((r = trim_ptrace_preflight(pid, why, why_size)) < 0)
                 return r;
@@ -415,13 +420,13 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
         return 0;
 }
 
-int trim_run(const Policy *p, pid_t pid, pid_t tid, TrimMethod method, bool dry_run, int phase_fd, TrimReport *ret,
-             char *why, size_t why_size) {
+int trim_run(const Policy *p, pid_t pid, uint64_t starttime, pid_t tid, TrimMethod method, bool dry_run, int phase_fd,
+             TrimReport *ret, char *why, size_t why_size) {
         int r;
 
         if (method == TRIM_SQL)
                 return trim_by_sql(p, pid, dry_run, ret, why, why_size);
-        r = trim_by_ptrace(pid, tid, dry_run, phase_fd, ret, why, why_size);
+        r = trim_by_ptrace(pid, starttime, tid, dry_run, phase_fd, ret, why, why_size);
         if (r < 0 && method == TRIM_AUTO && (r == -EPERM || r == -EOPNOTSUPP || r == -EBUSY || r == -EAGAIN)) {
                 /* ptrace refused: say so, then the next method. */
                 char first[512];

@@ -40,8 +40,10 @@ int trim_ptrace_preflight(pid_t pid, char *why, size_t why_size);
  * (through /proc/PID/root, or map_files for a library replaced on disk). */
 int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size);
 
-/* The ptrace method: plan, inject, measure. tid 0 chooses the thread. */
-int trim_by_ptrace(pid_t pid, pid_t tid, bool dry_run, int phase_fd, TrimReport *ret, char *why, size_t why_size);
+/* The ptrace method: plan, inject, measure. tid 0 chooses the thread. starttime: the process's
+ * start time as the caller found it (-ESRCH when pid names another process now), 0 = now. */
+int trim_by_ptrace(pid_t pid, uint64_t starttime, pid_t tid, bool dry_run, int phase_fd, TrimReport *ret, char *why,
+                   size_t why_size);
 
 /* RSS of a process, from /proc/PID/status. */
 int process_rss(pid_t pid, uint64_t *ret);
@@ -51,8 +53,8 @@ int process_rss(pid_t pid, uint64_t *ret);
 int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char *why, size_t why_size);
 
 /* A trim by the given method; auto tries ptrace, then sql when ptrace is refused. */
-int trim_run(const Policy *p, pid_t pid, pid_t tid, TrimMethod method, bool dry_run, int phase_fd, TrimReport *ret,
-             char *why, size_t why_size);
+int trim_run(const Policy *p, pid_t pid, uint64_t starttime, pid_t tid, TrimMethod method, bool dry_run, int phase_fd,
+             TrimReport *ret, char *why, size_t why_size);
 
 /* One line, as `memgov trim` and the daemon's logs print it. */
 void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run, char *buf, size_t size);

@@ -122,7 +122,7 @@ int cmd_trim(int argc, char **argv) {
         sql_library_init();
 
         TrimReport rep;
-        r = trim_run(policy, pid, tid, method, dry_run, phase_fd, &rep, why, sizeof(why));
+        r = trim_run(policy, pid, 0, tid, method, dry_run, phase_fd, &rep, why, sizeof(why));
         if (json) {
                 json_object *o = trim_report_json(pid, &rep, r, why, dry_run);
                 printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,19 @@ typedef struct Child {
         pid_t pid;
         int to, from; /* its pipes: what it reads, what it answers */
 } Child;
+
+/* Until pid sits in read(2) (the only thread a trim may take out of its system call). */
+static void wait_in_read(pid_t pid) {
+        for (int i = 0; i < 200; i++) {
+                char path[64], buf[256];
+                snprintf(path, sizeof(path), "/proc/%d/syscall", (int) pid);
+                ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
+                if (n > 2 && buf[0] == '0' && buf[1] == ' ')
+                        return;
+                struct timespec ts = { .tv_nsec = 10 * 1000 * 1000 };
+                nanosleep(&ts, NULL);
+        }
+}
 
 /* A child blocked in read(2) on a pipe, answering every byte with the same byte. */
 static Child spawn(void) {
@@ -41,16 +55,7 @@ static Child spawn(void) {
         }
         close(in[0]);
         close(out[1]);
-        /* Wait until it sits in read. */
-        for (int i = 0; i < 200; i++) {
-                char path[64], buf[256];
-                snprintf(path, sizeof(path), "/proc/%d/syscall", (int) pid);
-                ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
-                if (n > 2 && buf[0] == '0' && buf[1] == ' ')
-                        break;
-                struct timespec ts = { .tv_nsec = 10 * 1000 * 1000 };
-                nanosleep(&ts, NULL);
-        }
+        wait_in_read(pid);
         return (Child) { pid, in[1], out[0] };
 }
 
@@ -77,6 +82,8 @@ static void assert_untouched(const Child *c) {
         assert_int_equal(poll(&p, 1, 5000), 1);
         assert_int_equal(read(c->from, &x, 1), 1);
         assert_int_equal(x, 'x');
+        /* Back in read before anything else is asked of it. */
+        wait_in_read(c->pid);
 }
 
 static unsigned phases_seen(int fd) {
@@ -109,6 +116,21 @@ static void test_starttime_checked_after_seize(void **state) {
                 .mailbox_addr = plan.mailbox_addr,
                 .phase_fd = ph[1],
         };
+        /* Before the stub is in: refused before anything is written or held. */
+        uint64_t word = 1;
+        struct iovec local = { &word, sizeof(word) }, remote = { (void *) (uintptr_t) plan.stub_addr, sizeof(word) };
+        assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), -ESRCH);
+        assert_non_null(strstr(why, "nothing written"));
+        assert_int_equal(phases_seen(ph[0]), 0);
+        assert_int_equal(process_vm_readv(c.pid, &local, 1, &remote, 1, 0), (ssize_t) sizeof(word));
+        assert_int_equal(word, 0);
+        assert_untouched(&c);
+
+        /* Once the stub is in (an earlier trim), the check comes once the thread is held. */
+        q.starttime = st.starttime;
+        assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), 0);
+        (void) phases_seen(ph[0]);
+        q.starttime = st.starttime + 1;
         assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), -ESRCH);
         assert_non_null(strstr(why, "start time"));
         /* Refused once held: seized and stopped, never taken to its system call's entry. */
@@ -127,6 +149,21 @@ static void test_starttime_checked_after_seize(void **state) {
         assert_untouched(&c);
         close(ph[0]);
         close(ph[1]);
+        finish(&c);
+}
+
+/* The daemon's own view of the server (its start time when it was found) goes down to the trim:
+ * a pid that names another process by then is refused before anything is planned. */
+static void test_trim_checks_the_callers_start_time(void **state) {
+        Child c = spawn();
+        ProcStat st;
+        TrimReport rep;
+        char why[1024];
+        assert_int_equal(proc_read_stat(AT_FDCWD, c.pid, &st), 0);
+        assert_int_equal(trim_by_ptrace(c.pid, st.starttime + 1, 0, true, -1, &rep, why, sizeof(why)), -ESRCH);
+        assert_non_null(strstr(why, "not the server any more"));
+        assert_int_equal(trim_by_ptrace(c.pid, st.starttime, 0, true, -1, &rep, why, sizeof(why)), 0);
+        assert_untouched(&c);
         finish(&c);
 }
 
@@ -197,6 +234,7 @@ static void test_maps_long_line_refused(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_starttime_checked_after_seize),
+                cmocka_unit_test(test_trim_checks_the_callers_start_time),
                 cmocka_unit_test(test_maps_stream_equals_whole),
                 cmocka_unit_test(test_maps_long_line_refused),
         };
