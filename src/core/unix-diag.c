@@ -64,6 +64,8 @@ static int parse_socket(const struct nlmsghdr *h, const uint64_t *inodes, size_t
         size_t n = strnlen((const char *) name, name_len);
         if (n != name_len && n + 1 != name_len)
                 return 0; /* a NUL inside: no file has that name */
+        if (n >= sizeof(ret->path))
+                return -EBADMSG; /* longer than sun_path holds, no kernel says so */
         memcpy(ret->path, name, n);
         ret->path[n] = '\0';
         struct unix_diag_vfs v;

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -125,6 +127,27 @@ static void test_malformed(void **state) {
         bad[0x20] = (char) 0x7f;
         s = (UnixDiagSocket) {};
         assert_int_equal(unix_diag_parse(bad, len, &server.inode, 1, &s), -EBADMSG);
+
+        /* A name of 109 bytes and no NUL (sun_path holds 108): refused, never copied. */
+        struct {
+                struct nlmsghdr h;
+                struct unix_diag_msg m;
+                struct nlattr name_attr;
+                char name[112]; /* 109 used, padded to 4 */
+                struct nlattr vfs_attr;
+                struct unix_diag_vfs vfs;
+        } longname = {
+                .h = { .nlmsg_len = sizeof(longname), .nlmsg_type = SOCK_DIAG_BY_FAMILY },
+                .m = { .udiag_family = AF_UNIX, .udiag_type = SOCK_STREAM, .udiag_state = 10 /* TCP_LISTEN */,
+                       .udiag_ino = (uint32_t) server.inode },
+                .name_attr = { .nla_len = NLA_HDRLEN + 109, .nla_type = UNIX_DIAG_NAME },
+                .vfs_attr = { .nla_len = NLA_HDRLEN + sizeof(struct unix_diag_vfs), .nla_type = UNIX_DIAG_VFS },
+        };
+        memset(longname.name, 'a', 109);
+        longname.name[0] = '/';
+        s = (UnixDiagSocket) {};
+        assert_int_equal(unix_diag_parse(&longname, sizeof(longname), &server.inode, 1, &s), -EBADMSG);
+        assert_false(s.found);
 
         /* The kernel's refusal comes back as its errno. */
         struct {
