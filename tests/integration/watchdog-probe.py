@@ -76,6 +76,20 @@ def check_replies(tmp):
         fail(f"a {len(doc)}-byte reply was not read whole: instance {st.get('instance')}")
     ok(f"a {len(doc) // 1024} KiB reply is read whole")
 
+    # Text from the server's side (its process name, a session's host) in the table: an escape
+    # sequence in it would act on the terminal, so it is shown defused.
+    target = {"description": "mariadbd pid 7 \x1b[2J\x1b]0;owned\x07", "pid": 7}
+    hostile = json.dumps({"version": "0", "instance": "x", "level": "normal", "target": target,
+                          "history": [{"kind": "reset", "level": "reset", "line": "reset",
+                                       "result": "reset 1 of 1 session(s): #9 a@\x1b[31mevil (idle 40s)",
+                                       "error": None}]}).encode()
+    sock = os.path.join(tmp, "escape.sock")
+    serve_once(sock, hostile + b"\n")
+    r, _ = status("--socket", sock)
+    if r.returncode != 0 or "\x1b" in r.stdout or "\x07" in r.stdout or "pid 7 ?[2J?]0;owned?" not in r.stdout:
+        fail(f"control characters from the reply reached the terminal: exit {r.returncode}, {r.stdout!r}")
+    ok("escape sequences in the reply's text are shown as '?', never sent to the terminal")
+
     sock = os.path.join(tmp, "cut.sock")
     serve_once(sock, doc[:70000])
     r, _ = status("--json", "--socket", sock)
