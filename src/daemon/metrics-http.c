@@ -165,7 +165,9 @@ int metrics_http_start(Manager *m) {
         }
         unsigned flags = MHD_USE_EPOLL | (strchr(p->metrics_address, ':') ? MHD_USE_IPv6 : 0);
         m->httpd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, m, MHD_OPTION_LISTEN_SOCKET, fd,
-                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned) 16, MHD_OPTION_CONNECTION_TIMEOUT,
+                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned) 16,
+                                    /* No authentication: one client may not hold every slot. */
+                                    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned) 4, MHD_OPTION_CONNECTION_TIMEOUT,
                                     (unsigned) 10, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 32 * 1024,
                                     MHD_OPTION_END);
         if (!m->httpd) {

@@ -145,6 +145,34 @@ def run(tmp):
     conn.close()
     ok("GET /nothing: 404, POST: 405, HEAD: 200 without a body")
 
+    # One client holding idle connections (the endpoint has no authentication) takes at most a
+    # few of them: the scraper, from another address, is still answered at once.
+    idle = []
+    for _ in range(20):
+        c = socket.socket()
+        c.bind(("127.0.0.3", 0))
+        c.settimeout(2)
+        try:
+            c.connect(("127.0.0.1", port))
+        except OSError:
+            c.close()
+            continue
+        idle.append(c)
+    scraper = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=("127.0.0.2", 0))
+    t0 = time.monotonic()
+    try:
+        scraper.request("GET", "/metrics")
+        status = scraper.getresponse().status
+    except OSError as e:
+        status = f"{type(e).__name__}"
+    took = time.monotonic() - t0
+    scraper.close()
+    for c in idle:
+        c.close()
+    if status != 200 or took > 2:
+        fail(f"with 20 idle connections from 127.0.0.3, a scrape from 127.0.0.2: {status} after {took:.1f}s")
+    ok(f"20 idle connections from one address: a scrape from another answered in {took * 1000:.0f} ms")
+
     st = os.stat(textfile)
     if st.st_mode & 0o777 != 0o644:
         fail(f"textfile mode {oct(st.st_mode & 0o777)}")
