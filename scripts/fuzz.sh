@@ -88,7 +88,7 @@ max_len() {
         fuzz-memory-stat | fuzz-smaps-rollup) echo 2048 ;;
         fuzz-proc-status | fuzz-meminfo | fuzz-net-unix) echo 4096 ;;
         fuzz-policy | fuzz-trace | fuzz-sessions | fuzz-proc-cgroup) echo 8192 ;;
-        fuzz-proc-maps | fuzz-status-reply) echo 16384 ;;
+        fuzz-proc-maps | fuzz-status-reply | fuzz-elf-symbols) echo 16384 ;;
         *) echo 4096 ;;
         esac
 }
