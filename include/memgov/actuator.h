@@ -36,6 +36,7 @@ typedef struct ActionResult {
         uint64_t value;   /* limits: the value read back after the write */
         usec_t held;      /* trim by ptrace: how long a thread of the server was stopped */
         char detail[512]; /* what was done (or would have been), for the log and status */
+        bool explained;   /* on failure, detail says why in full: no errno text after it */
 } ActionResult;
 
 typedef int (*actuator_fn)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);

@@ -93,6 +93,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                 sql_close(&conn);
                 snprintf(ret->detail, sizeof(ret->detail), "reset: none of the %u sessions holds %s or more and may be "
                          "reset", list.n, format_bytes(m, d->reset_min_memory));
+                ret->explained = true; /* not a file that was missing */
                 return -ENOENT;
         }
 

@@ -97,7 +97,10 @@ void action_result_log(const Decision *d, const ActionResult *r, bool dry_run) {
         char kind[64];
         snprintf(kind, sizeof(kind), "MEMGOV_KIND=%s", decision_kind_to_string(d->kind));
         fields[0] = kind;
-        if (r->error < 0)
+        if (r->error < 0 && r->explained)
+                log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s",
+                           decision_kind_to_string(d->kind), r->detail);
+        else if (r->error < 0)
                 log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s%s%s",
                            decision_kind_to_string(d->kind), r->detail, r->detail[0] ? ": " : "", strerror(-r->error));
         else if (r->detail[0])
