@@ -10,6 +10,9 @@ unsigned edit_distance(const char *a, const char *b, unsigned cap);
 /* The candidate closest to word when it is close enough to be a likely typo, or NULL. */
 const char *closest_match(const char *word, const char *const *candidates, size_t n);
 
+/* Whether name is one of the comma-separated words of list ("mariadbd,mysqld"). */
+bool name_in_list(const char *name, const char *list);
+
 /* Appends to a fixed buffer, always NUL-terminated; returns false once it had to truncate. */
 typedef struct StrBuf {
         char *buf;

@@ -75,3 +75,15 @@ bool strbuf_printf(StrBuf *b, const char *fmt, ...) {
         b->len += (size_t) k;
         return true;
 }
+
+bool name_in_list(const char *name, const char *list) {
+        size_t n = strlen(name);
+        for (const char *p = list; *p;) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t) (e - p) : strlen(p);
+                if (len == n && strncmp(p, name, n) == 0)
+                        return true;
+                p += len + (e ? 1 : 0);
+        }
+        return false;
+}

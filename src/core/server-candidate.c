@@ -5,18 +5,8 @@
 #include <sys/stat.h>
 
 #include "memgov/server-candidate.h"
+#include "memgov/strutil.h"
 
-static bool name_listed(const char *name, const char *list) {
-        size_t n = strlen(name);
-        for (const char *p = list; *p;) {
-                const char *e = strchr(p, ',');
-                size_t len = e ? (size_t) (e - p) : strlen(p);
-                if (len == n && strncmp(p, name, n) == 0)
-                        return true;
-                p += len + (e ? 1 : 0);
-        }
-        return false;
-}
 
 bool server_candidate_ok(const CandidateFacts *f, char *why, size_t why_size) {
         /* A copy of the server's binary planted by a user is that user's, or writable by them. */
@@ -28,7 +18,7 @@ bool server_candidate_ok(const CandidateFacts *f, char *why, size_t why_size) {
                 /* The name a process shows is the one it was started by: a symbolic link named
                  * mariadbd to any root-owned binary. The binary itself must carry the name (a
                  * user cannot make a hard link to root's files: fs.protected_hardlinks). */
-                if (f->exe_name && f->names && !name_listed(f->exe_name, f->names)) {
+                if (f->exe_name && f->names && !name_in_list(f->exe_name, f->names)) {
                         snprintf(why, why_size, "its executable is %s, not a server", f->exe_name);
                         return false;
                 }

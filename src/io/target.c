@@ -41,17 +41,6 @@ void target_release(Target *t) {
         t->resolved = false;
 }
 
-static bool name_in_list(const char *name, const char *list) {
-        size_t n = strlen(name);
-        for (const char *p = list; *p;) {
-                const char *e = strchr(p, ',');
-                size_t len = e ? (size_t) (e - p) : strlen(p);
-                if (len == n && strncmp(p, name, n) == 0)
-                        return true;
-                p += len + (e ? 1 : 0);
-        }
-        return false;
-}
 
 static int read_comm(int proc_fd, pid_t pid, char *buf, size_t size) {
         char path[64];

@@ -12,23 +12,13 @@
 
 static char dir[] = "/tmp/memgov-file-checks.XXXXXX";
 
-static void make(const char *name, const char *text, mode_t mode, char *path, size_t size) {
-        snprintf(path, size, "%s/%s", dir, name);
-        (void) unlink(path);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        assert_int_equal(fchmod(fd, mode), 0);
-        close(fd);
-}
-
 static void collect(void *userdata, const char *message) {
         snprintf(userdata, 512, "%s", message);
 }
 
 static void test_option_file(void **state) {
         char path[256], why[512];
-        make("client.cnf", "[client]\nuser=memgov\npassword=x\n", 0640, path, sizeof(path));
+        make_file(dir, "client.cnf", "[client]\nuser=memgov\npassword=x\n", 0640, path, sizeof(path));
         assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
         assert_string_contains(why, "is readable by its group (mode 0640; expected chmod 600): it holds a password");
         assert_int_equal(chmod(path, 0604), 0);
@@ -51,7 +41,7 @@ static void test_policy_file(void **state) {
         char path[256], msg[512] = "";
         Policy p;
         assert_int_equal(policy_load_default(&p), 0);
-        make("policy.ini", "[trim]\nat = 70%\n", 0664, path, sizeof(path));
+        make_file(dir, "policy.ini", "[trim]\nat = 70%\n", 0664, path, sizeof(path));
         if (geteuid() == 0) {
                 /* Writable by its group: someone else could make memgov run their hooks. */
                 assert_true(policy_load_file(path, &p, collect, msg) != 0);

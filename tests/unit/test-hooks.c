@@ -261,9 +261,8 @@ static pid_t start_named(const char *path) {
         return pid;
 }
 
-static void test_signal_processes(void **state) {
-        char why[256], path[300], cg[300], procs[300];
-        snprintf(path, sizeof(path), "%s/memgov-hook-t", hook_dir);
+/* A copy of sleep(1) at path: processes of a name of their own. */
+static void copy_sleep(const char *path) {
         size_t len;
         char *bin = NULL;
         assert_int_equal(read_full_file_at(-100, "/bin/sleep", 1 << 24, &bin, &len), 0);
@@ -272,7 +271,14 @@ static void test_signal_processes(void **state) {
         assert_int_equal(fwrite(bin, 1, len, f), len);
         fclose(f);
         free(bin);
-        chmod(path, 0755);
+        assert_int_equal(chmod(path, 0755), 0);
+}
+
+static void test_signal_processes(void **state) {
+        char why[256], path[300], cg[300], procs[300];
+        snprintf(path, sizeof(path), "%s/memgov-hook-t", hook_dir);
+        copy_sleep(path);
+        FILE *f;
         pid_t inside = start_named(path), outside = start_named(path);
         usleep(200000);
 
@@ -356,15 +362,8 @@ static void test_signal_processes_cgroup2(void **state) {
                 return;
         }
         snprintf(path, sizeof(path), "%s/memgov-hook-t", hook_dir);
-        size_t len;
-        char *bin = NULL;
-        assert_int_equal(read_full_file_at(-100, "/bin/sleep", 1 << 24, &bin, &len), 0);
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        assert_int_equal(fwrite(bin, 1, len, f), len);
-        fclose(f);
-        free(bin);
-        chmod(path, 0755);
+        copy_sleep(path);
+        FILE *f;
         pid_t inside = start_named(path), outside = start_named(path);
         snprintf(procs, sizeof(procs), "%s/cgroup.procs", cg);
         f = fopen(procs, "w");

@@ -12,32 +12,22 @@
 
 static char dir[] = "/tmp/memgov-option-file.XXXXXX";
 
-static void make(const char *name, const char *text, mode_t mode, char *path, size_t size) {
-        snprintf(path, size, "%s/%s", dir, name);
-        (void) unlink(path);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
-        assert_int_equal(fchmod(fd, mode), 0);
-        close(fd);
-}
-
 static void test_include_refused(void **state) {
         char path[256], other[256], text[600], why[512];
         /* The included file is readable by everyone: read by the library, it would be unchecked. */
-        make("other.cnf", "[client]\npassword=leaked\n", 0644, other, sizeof(other));
+        make_file(dir, "other.cnf", "[client]\npassword=leaked\n", 0644, other, sizeof(other));
         snprintf(text, sizeof(text), "[client]\nuser=memgov\n  !include %s\n", other);
-        make("main.cnf", text, 0600, path, sizeof(path));
+        make_file(dir, "main.cnf", text, 0600, path, sizeof(path));
         assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
         assert_string_contains(why, "main.cnf:3: !include and !includedir are not allowed");
 
         snprintf(text, sizeof(text), "!includedir %s\n[client]\nuser=memgov\n", dir);
-        make("dir.cnf", text, 0600, path, sizeof(path));
+        make_file(dir, "dir.cnf", text, 0600, path, sizeof(path));
         assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
         assert_string_contains(why, "dir.cnf:1: !include");
 
         /* No directive: accepted. */
-        make("plain.cnf", "[client]\nuser=memgov\npassword=x\n", 0600, path, sizeof(path));
+        make_file(dir, "plain.cnf", "[client]\nuser=memgov\npassword=x\n", 0600, path, sizeof(path));
         assert_int_equal(sql_check_option_file(path, why, sizeof(why)), 0);
 }
 
@@ -45,9 +35,9 @@ static void test_include_refused(void **state) {
 static void test_include_hidden_refused(void **state) {
         char path[256], other[256], why[512];
         static char text[8192];
-        make("other.cnf", "[client]\npassword=leaked\n", 0644, other, sizeof(other));
+        make_file(dir, "other.cnf", "[client]\npassword=leaked\n", 0644, other, sizeof(other));
         snprintf(text, sizeof(text), "[client]\n\f\v\r!include %s\n", other);
-        make("ff.cnf", text, 0600, path, sizeof(path));
+        make_file(dir, "ff.cnf", text, 0600, path, sizeof(path));
         assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
         assert_string_contains(why, "ff.cnf:2: !include");
 
@@ -56,14 +46,14 @@ static void test_include_hidden_refused(void **state) {
         memset(text + n, 'x', 4093 - 1);
         n += 4093 - 1;
         snprintf(text + n, sizeof(text) - (size_t) n, "!include %s\n", other);
-        make("long.cnf", text, 0600, path, sizeof(path));
+        make_file(dir, "long.cnf", text, 0600, path, sizeof(path));
         assert_int_equal(sql_check_option_file(path, why, sizeof(why)), -EPERM);
         assert_string_contains(why, "long.cnf:2: a line longer than 4093 bytes");
 }
 
 static void test_symlink_refused(void **state) {
         char path[256], link[256], why[512];
-        make("target.cnf", "[client]\nuser=memgov\n", 0600, path, sizeof(path));
+        make_file(dir, "target.cnf", "[client]\nuser=memgov\n", 0600, path, sizeof(path));
         snprintf(link, sizeof(link), "%s/link.cnf", dir);
         (void) unlink(link);
         assert_int_equal(symlink(path, link), 0);
@@ -73,13 +63,13 @@ static void test_symlink_refused(void **state) {
 
 static void test_swap_after_check(void **state) {
         char path[256], evil[256], why[512], fd_path[64];
-        make("client.cnf", "[client]\nuser=memgov\n", 0600, path, sizeof(path));
+        make_file(dir, "client.cnf", "[client]\nuser=memgov\n", 0600, path, sizeof(path));
         int fd = sql_open_option_file(path, why, sizeof(why));
         if (fd < 0)
                 fail_msg("%s", why);
 
         /* After the check, the path is made to name an untrusted file. */
-        make("evil.cnf", "[client]\nuser=root\nsocket=/tmp/impostor.sock\n", 0666, evil, sizeof(evil));
+        make_file(dir, "evil.cnf", "[client]\nuser=root\nsocket=/tmp/impostor.sock\n", 0666, evil, sizeof(evil));
         assert_int_equal(rename(evil, path), 0);
 
         /* What the library is given reads the file checked, not the path's new file. */

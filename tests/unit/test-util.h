@@ -8,9 +8,12 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "memgov/fileio.h"
 
@@ -26,6 +29,17 @@ static inline char *fixture(const char *rel, size_t *ret_len) {
         if (r < 0)
                 fail_msg("cannot read fixture %s: %s", path, strerror(-r));
         return buf;
+}
+
+/* Writes dir/name with text and mode (replacing any file there); its path in path. */
+static inline void make_file(const char *dir, const char *name, const char *text, mode_t mode, char *path, size_t size) {
+        snprintf(path, size, "%s/%s", dir, name);
+        (void) unlink(path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        assert_int_equal(fchmod(fd, mode), 0);
+        close(fd);
 }
 
 #define assert_string_contains(haystack, needle)                                                     \
