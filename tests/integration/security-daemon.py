@@ -8,7 +8,7 @@ the embedded default policy (docs/security.md):
   anything it sent is read, and clients that connect and say nothing do not hold the loop;
 - the metrics textfile: a FIFO or someone's file at the old temporary name is neither opened nor
   touched, and the file is still written;
-- the state directory: a state file that is a symbolic link or a FIFO is not followed or opened.
+- the state directory: a state file that is a symbolic link is not followed.
 usage: security-daemon.py MEMGOV SOURCE_ROOT"""
 import grp
 import json
