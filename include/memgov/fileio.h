@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "memgov/macro.h"
 
@@ -27,3 +28,9 @@ int write_file_replace_at(int dirfd, const char *name, const void *data, size_t 
 /* A directory whose files steer a root process (state): root's and not writable by others.
  * Returns 0, or a negative errno with why filled in. Only enforced when euid is 0. */
 int check_trusted_dir(int dirfd, uid_t euid, char *why, size_t why_size);
+
+/* Opens path as process pid sees it: resolved inside its root (/proc/PID/root), an absolute
+ * symbolic link staying inside, magic links (/proc/self/...) not followed, so that what the
+ * process puts in its files cannot lead memgov to one of the host's. flags as open(2)'s
+ * (O_CLOEXEC always). */
+int open_in_process_root(pid_t pid, const char *path, int flags);

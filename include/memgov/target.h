@@ -56,3 +56,7 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
 /* /proc/PID/stat under the proc root proc_fd (AT_FDCWD: the host's /proc), parsed. -ESRCH when
  * there is no such process. */
 int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret);
+/* The same for /proc/PID/status, /proc/PID/cgroup, and /proc/PID/comm (without its newline). */
+int proc_read_status(int proc_fd, pid_t pid, ProcStatus *ret);
+int proc_read_cgroup(int proc_fd, pid_t pid, ProcCgroup *ret);
+int proc_read_comm(int proc_fd, pid_t pid, char *buf, size_t size);

@@ -357,18 +357,12 @@ typedef struct SignalRun {
  * process's, and the signal reaches it, not a process that got its number since. */
 static void signal_one(pid_t pid, void *userdata) {
         SignalRun *s = userdata;
-        char path[64], comm[64];
+        char comm[64];
 
         _cleanup_close_ int fd = pidfd_open(pid, 0);
         if (fd < 0)
                 return;
-        snprintf(path, sizeof(path), "/proc/%d/comm", (int) pid);
-        ssize_t n = read_small_file_at(AT_FDCWD, path, comm, sizeof(comm));
-        if (n <= 0)
-                return;
-        if (comm[n - 1] == '\n')
-                comm[n - 1] = '\0';
-        if (!streq(comm, s->name))
+        if (proc_read_comm(AT_FDCWD, pid, comm, sizeof(comm)) < 0 || !streq(comm, s->name))
                 return;
         if (s->target->cgroup_fd >= 0 ? !cgroup_walk(s->target->cgroup_fd, pid, 16, NULL, NULL)
                                       : action_target_check(s->target) < 0)

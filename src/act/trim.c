@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -23,18 +21,10 @@
 
 #define CAP_SYS_PTRACE_BIT 19
 
-static int read_status(pid_t pid, ProcStatus *ret) {
-        char path[64], buf[4096];
-        snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-        ssize_t n = read_small_file_at(AT_FDCWD, path, buf, sizeof(buf));
-        if (n < 0)
-                return (int) n;
-        return parse_proc_status(buf, (size_t) n, ret);
-}
 
 int process_rss(pid_t pid, uint64_t *ret) {
         ProcStatus st;
-        int r = read_status(pid, &st);
+        int r = proc_read_status(AT_FDCWD, pid, &st);
         if (r < 0)
                 return r;
         *ret = st.vm_rss;
@@ -46,13 +36,13 @@ int trim_ptrace_preflight(pid_t pid, char *why, size_t why_size) {
         char buf[16];
         int r;
 
-        if ((r = read_status(pid, &target)) < 0) {
+        if ((r = proc_read_status(AT_FDCWD, pid, &target)) < 0) {
                 snprintf(why, why_size, "process %d: %s", (int) pid, strerror(-r));
                 return r == -ENOENT ? -ESRCH : r;
         }
-        if ((r = read_status(getpid(), &self)) < 0)
+        if ((r = proc_read_status(AT_FDCWD, getpid(), &self)) < 0)
                 return r;
-        bool cap = self.cap_eff & (1ULL << CAP_SYS_PTRACE_BIT);
+        bool cap = self.cap[CAP_SET_EFFECTIVE] & (1ULL << CAP_SYS_PTRACE_BIT);
 
         long scope = 0;
         if (read_small_file_at(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)) > 0)
@@ -102,22 +92,6 @@ static bool same_content(pid_t pid, const uint8_t *image, size_t size, const Map
         return true;
 }
 
-/* The path is resolved as the target sees it, never in memgov's namespace: an absolute symlink
- * stays inside the target's root, and magic links (/proc/self/...) are not followed. */
-static int open_in_root(pid_t pid, const char *path) {
-        char root[64];
-        struct open_how how = {
-                .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-        };
-
-        snprintf(root, sizeof(root), "/proc/%d/root", (int) pid);
-        _cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (rootfd < 0)
-                return negative_errno();
-        int fd = (int) syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-        return fd < 0 ? negative_errno() : fd;
-}
 
 /* The whole file, read into memory: libelf then parses a private copy that the target cannot
  * change or truncate under memgov (a mapped file truncated meanwhile would be SIGBUS). O_NONBLOCK
@@ -174,7 +148,7 @@ static int load_lib(pid_t pid, const MappedLib *lib, uint8_t **ret, size_t *ret_
 
         if (!lib->deleted) {
                 snprintf(path, sizeof(path), "%s in the root of process %d", lib->path, (int) pid);
-                _cleanup_close_ int fd = open_in_root(pid, lib->path);
+                _cleanup_close_ int fd = open_in_process_root(pid, lib->path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
                 if (fd >= 0) {
                         _cleanup_free_ uint8_t *image = NULL;
                         size_t size;

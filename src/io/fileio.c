@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "memgov/fileio.h"
@@ -168,4 +170,16 @@ int check_trusted_dir(int dirfd, uid_t euid, char *why, size_t why_size) {
                 return -EPERM;
         }
         return 0;
+}
+
+int open_in_process_root(pid_t pid, const char *path, int flags) {
+        char root[64];
+        struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+
+        snprintf(root, sizeof(root), "/proc/%d/root", (int) pid);
+        _cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return negative_errno();
+        int fd = (int) syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+        return fd < 0 ? negative_errno() : fd;
 }

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
-#include <linux/openat2.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
 #include <mysql.h>
@@ -15,7 +14,6 @@
 #include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -24,10 +22,11 @@
 #include "memgov/fileio.h"
 #include "memgov/parse-proc.h"
 #include "memgov/sql.h"
+#include "memgov/target.h"
+#include "memgov/unix-diag.h"
 
 /* Connector/C reads an option file in pieces of this many bytes. */
 #define OPTION_LINE_MAX 4094U
-#include "memgov/unix-diag.h"
 
 void sql_library_init(void) {
         mysql_library_init(0, NULL, NULL);
@@ -276,21 +275,12 @@ static int find_by_descriptors(pid_t pid, const int *fds, size_t n, UnixDiagSock
  * someone else's choosing cannot stand in for it. The O_PATH descriptor pins that inode, and
  * /proc/self/fd/N reaches the socket through it whatever the length of the path. */
 static int open_server_socket_file(pid_t pid, const UnixDiagSocket *s, char *why, size_t why_size) {
-        char root[64];
         struct stat st;
         int r;
 
-        snprintf(root, sizeof(root), "/proc/%d/root", (int) pid);
-        _cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (rfd < 0) {
-                r = negative_errno();
-                snprintf(why, why_size, "cannot open the root of process %d: %s", (int) pid, strerror(-r));
-                return r;
-        }
-        struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-        int fd = (int) syscall(SYS_openat2, rfd, s->path, &how, sizeof(how));
+        int fd = open_in_process_root(pid, s->path, O_PATH);
         if (fd < 0 || fstat(fd, &st) < 0) {
-                r = negative_errno();
+                r = fd < 0 ? fd : negative_errno();
                 if (fd >= 0)
                         close(fd);
                 snprintf(why, why_size, "cannot open the socket %s of process %d: %s", s->path, (int) pid,
@@ -334,29 +324,18 @@ int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_siz
         return fd;
 }
 
-/* The cgroup v2 path of a process ("" when it has none: a v1-only host). */
-static void unified_cgroup(pid_t pid, char *buf, size_t size) {
-        char path[64], text[4096];
-        ProcCgroup cg;
-        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
-        ssize_t n = read_small_file_at(AT_FDCWD, path, text, sizeof(text));
-        buf[0] = '\0';
-        if (n > 0 && parse_proc_cgroup(text, (size_t) n, &cg) == 0 && cg.has_unified)
-                snprintf(buf, size, "%s", cg.unified);
-}
-
 /* Whether the listener is a process of the server's own: the same user, and the same cgroup v2
  * cgroup, which must be one of its own (the root cgroup, or none at all on a host that does not
  * place processes by service, holds everybody: no sign of belonging). */
 static bool same_server(pid_t listener, uid_t listener_uid, pid_t server) {
-        char a[PATH_MAX], b[PATH_MAX], path[64];
+        char path[64];
         struct stat st;
         snprintf(path, sizeof(path), "/proc/%d", (int) server);
         if (stat(path, &st) < 0 || st.st_uid != listener_uid)
                 return false;
-        unified_cgroup(listener, a, sizeof(a));
-        unified_cgroup(server, b, sizeof(b));
-        return a[0] && streq(a, b) && !streq(a, "/");
+        _cleanup_free_ ProcCgroup *a = malloc(sizeof(ProcCgroup)), *b = malloc(sizeof(ProcCgroup));
+        return a && b && proc_read_cgroup(AT_FDCWD, listener, a) == 0 && proc_read_cgroup(AT_FDCWD, server, b) == 0 &&
+               a->has_unified && b->has_unified && streq(a->unified, b->unified) && !streq(a->unified, "/");
 }
 
 int sql_check_peer(int sock, pid_t server, const char *endpoint, char *why, size_t why_size) {

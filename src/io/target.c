@@ -42,10 +42,22 @@ void target_release(Target *t) {
 }
 
 
-static int read_comm(int proc_fd, pid_t pid, char *buf, size_t size) {
+
+/* "PID/NAME" under proc_fd, or "/proc/PID/NAME" for the host's /proc (AT_FDCWD). */
+static void proc_path(int proc_fd, pid_t pid, const char *name, char *buf, size_t size) {
+        snprintf(buf, size, "%s%d/%s", proc_fd == AT_FDCWD ? "/proc/" : "", (int) pid, name);
+}
+
+/* A small file of a process, whole; -ESRCH when there is no such process. */
+static ssize_t proc_read(int proc_fd, pid_t pid, const char *name, char *buf, size_t size) {
         char path[64];
-        snprintf(path, sizeof(path), "%d/comm", (int) pid);
+        proc_path(proc_fd, pid, name, path, sizeof(path));
         ssize_t n = read_small_file_at(proc_fd, path, buf, size);
+        return n == -ENOENT ? -ESRCH : n;
+}
+
+int proc_read_comm(int proc_fd, pid_t pid, char *buf, size_t size) {
+        ssize_t n = proc_read(proc_fd, pid, "comm", buf, size);
         if (n < 0)
                 return (int) n;
         if (n > 0 && buf[n - 1] == '\n')
@@ -54,12 +66,21 @@ static int read_comm(int proc_fd, pid_t pid, char *buf, size_t size) {
 }
 
 int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret) {
-        char path[64], buf[1024];
-        snprintf(path, sizeof(path), "%s%d/stat", proc_fd == AT_FDCWD ? "/proc/" : "", (int) pid);
-        ssize_t n = read_small_file_at(proc_fd, path, buf, sizeof(buf));
-        if (n < 0)
-                return n == -ENOENT ? -ESRCH : (int) n;
-        return parse_proc_stat(buf, (size_t) n, ret);
+        char buf[1024];
+        ssize_t n = proc_read(proc_fd, pid, "stat", buf, sizeof(buf));
+        return n < 0 ? (int) n : parse_proc_stat(buf, (size_t) n, ret);
+}
+
+int proc_read_status(int proc_fd, pid_t pid, ProcStatus *ret) {
+        char buf[4096];
+        ssize_t n = proc_read(proc_fd, pid, "status", buf, sizeof(buf));
+        return n < 0 ? (int) n : parse_proc_status(buf, (size_t) n, ret);
+}
+
+int proc_read_cgroup(int proc_fd, pid_t pid, ProcCgroup *ret) {
+        char buf[4096];
+        ssize_t n = proc_read(proc_fd, pid, "cgroup", buf, sizeof(buf));
+        return n < 0 ? (int) n : parse_proc_cgroup(buf, (size_t) n, ret);
 }
 
 /* The kernel's fixed inode number of the initial PID namespace (PROC_PID_INIT_INO). */
@@ -89,21 +110,17 @@ static uid_t uid_min(void) {
 /* What server_candidate_ok() judges, from the process's files in proc_fd. */
 static bool candidate_ok(int proc_fd, pid_t pid, const char *names, bool all_users, uid_t min, uid_t server_uid,
                          char *why, size_t why_size) {
-        char path[64], buf[4096], exe_path[PATH_MAX];
+        char path[64], exe_path[PATH_MAX];
         struct stat st;
         ProcStatus status;
         ProcCgroup cg;
 
-        snprintf(path, sizeof(path), "%d/status", (int) pid);
-        ssize_t n = read_small_file_at(proc_fd, path, buf, sizeof(buf));
-        if (n < 0 || parse_proc_status(buf, (size_t) n, &status) < 0) {
+        if (proc_read_status(proc_fd, pid, &status) < 0) {
                 snprintf(why, why_size, "its status cannot be read");
                 return false;
         }
-        snprintf(path, sizeof(path), "%d/cgroup", (int) pid);
-        n = read_small_file_at(proc_fd, path, buf, sizeof(buf));
-        bool has_cgroup = n > 0 && parse_proc_cgroup(buf, (size_t) n, &cg) == 0 && cg.has_unified;
-        snprintf(path, sizeof(path), "%d/exe", (int) pid);
+        bool has_cgroup = proc_read_cgroup(proc_fd, pid, &cg) == 0 && cg.has_unified;
+        proc_path(proc_fd, pid, "exe", path, sizeof(path));
         bool exe = fstatat(proc_fd, path, &st, 0) == 0;
         ssize_t k = readlinkat(proc_fd, path, exe_path, sizeof(exe_path) - 1);
         const char *exe_name = NULL;
@@ -154,13 +171,13 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
                 long pid = strtol(de->d_name, &end, 10);
                 if (*end || pid <= 0)
                         continue;
-                if (read_comm(dirfd(d), (pid_t) pid, comm, sizeof(comm)) < 0 || !name_in_list(comm, names))
+                if (proc_read_comm(dirfd(d), (pid_t) pid, comm, sizeof(comm)) < 0 || !name_in_list(comm, names))
                         continue;
                 /* A server's helper processes (or threads shown as tasks) have it as parent. */
                 if (proc_read_stat(dirfd(d), (pid_t) pid, &st) < 0)
                         continue;
                 char pcomm[64];
-                if (st.ppid > 0 && read_comm(dirfd(d), st.ppid, pcomm, sizeof(pcomm)) == 0 && name_in_list(pcomm, names))
+                if (st.ppid > 0 && proc_read_comm(dirfd(d), st.ppid, pcomm, sizeof(pcomm)) == 0 && name_in_list(pcomm, names))
                         continue;
                 char not_server[128];
                 if (!candidate_ok(dirfd(d), (pid_t) pid, names, all_users, min, server_uid, not_server,
@@ -217,7 +234,7 @@ static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth, bool named
                         if (!first)
                                 first = pid;
                         count++;
-                        if (read_comm(proc_fd, pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
+                        if (proc_read_comm(proc_fd, pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
                                 return pid;
                 }
         if (count > 1 || named_only)
@@ -252,12 +269,12 @@ static pid_t unit_server(int proc_fd, int cgroup_fd, pid_t main_pid) {
         static const char wrappers[] = "sh,bash,dash,mysqld_safe,mariadbd-safe,galera_recovery";
         char comm[64];
 
-        if (read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
+        if (proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
                 return main_pid;
         pid_t named = server_in_cgroup(proc_fd, cgroup_fd, 2, true);
         if (named > 0)
                 return named;
-        return read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && name_in_list(comm, wrappers) ? 0 : main_pid;
+        return proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && name_in_list(comm, wrappers) ? 0 : main_pid;
 }
 
 static bool is_cgroup2(int fd) {
@@ -524,7 +541,7 @@ int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why
                 ProcStat st;
                 if (proc_read_stat(r->proc_fd, t->pid, &st) == 0) {
                         t->starttime = st.starttime;
-                        (void) read_comm(r->proc_fd, t->pid, t->comm, sizeof(t->comm));
+                        (void) proc_read_comm(r->proc_fd, t->pid, t->comm, sizeof(t->comm));
                 } else if (!t->has_cgroup) {
                         snprintf(why, why_size, "process %d is not running", (int) t->pid);
                         return -ESRCH;
