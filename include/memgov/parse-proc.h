@@ -8,6 +8,18 @@
 
 /* Pure parsers for /proc/PID files. Same error conventions as parse-cgroup.h. */
 
+/* A thread's five capability sets, as /proc/PID/status lists them (CapInh ... CapAmb). */
+typedef enum CapSet {
+        CAP_SET_INHERITABLE,
+        CAP_SET_PERMITTED,
+        CAP_SET_EFFECTIVE,
+        CAP_SET_BOUNDING,
+        CAP_SET_AMBIENT,
+        _CAP_SET_MAX,
+} CapSet;
+
+const char *cap_set_to_string(CapSet c); /* "effective" */
+
 typedef struct ProcStatus {
         char name[64];
         char state;
@@ -18,7 +30,8 @@ typedef struct ProcStatus {
         unsigned threads;
         int seccomp;       /* 0 off, 1 strict, 2 filter, -1 unknown */
         bool shadow_stack; /* x86_Thread_features lists "shstk" (CET user shadow stack) */
-        uint64_t cap_eff;
+        uint64_t cap[_CAP_SET_MAX];
+        unsigned cap_seen; /* bits 1 << CapSet: the sets the file listed */
 } ProcStatus;
 
 int parse_proc_status(const char *buf, size_t len, ProcStatus *ret);

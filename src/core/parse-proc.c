@@ -72,12 +72,33 @@ enum {
  *   Threads:	39
  *   x86_Thread_features:	shstk wrss
  */
+static const char *const cap_keys[_CAP_SET_MAX] = {
+        [CAP_SET_INHERITABLE] = "CapInh", [CAP_SET_PERMITTED] = "CapPrm", [CAP_SET_EFFECTIVE] = "CapEff",
+        [CAP_SET_BOUNDING] = "CapBnd",    [CAP_SET_AMBIENT] = "CapAmb",
+};
+
+static const char *const cap_names[_CAP_SET_MAX] = {
+        [CAP_SET_INHERITABLE] = "inheritable", [CAP_SET_PERMITTED] = "permitted", [CAP_SET_EFFECTIVE] = "effective",
+        [CAP_SET_BOUNDING] = "bounding",       [CAP_SET_AMBIENT] = "ambient",
+};
+
+const char *cap_set_to_string(CapSet c) {
+        return c >= 0 && c < _CAP_SET_MAX ? cap_names[c] : "invalid";
+}
+
+static int cap_set_of(Span key) {
+        for (int c = 0; c < _CAP_SET_MAX; c++)
+                if (span_eq(key, cap_keys[c]))
+                        return c;
+        return -1;
+}
+
 int parse_proc_status(const char *buf, size_t len, ProcStatus *ret) {
         ProcStatus s = { .seccomp = -1 };
         unsigned seen = 0;
         LineCursor c;
         Span line, key, v;
-        int r;
+        int r, cs;
 
         line_cursor_init(&c, buf, len);
         while ((r = line_next(&c, &line)) > 0) {
@@ -150,9 +171,10 @@ int parse_proc_status(const char *buf, size_t len, ProcStatus *ret) {
                         if (span_to_u64(v, &m) < 0 || m > 2)
                                 return -EBADMSG;
                         s.seccomp = (int) m;
-                } else if (span_eq(key, "CapEff")) {
-                        if (span_to_x64(v, &s.cap_eff) < 0)
+                } else if ((cs = cap_set_of(key)) >= 0) {
+                        if (span_to_x64(v, &s.cap[cs]) < 0)
                                 return -EBADMSG;
+                        s.cap_seen |= 1u << cs;
                 } else if (span_eq(key, "x86_Thread_features")) {
                         Span f;
                         while (span_next_field(&v, " \t", &f))

@@ -12,7 +12,7 @@
 
 #include "memgov/fileio.h"
 #include "memgov/log.h"
-#include "memgov/strutil.h"
+#include "memgov/parse-proc.h"
 #include "privileges-drop.h"
 
 static int capget_raw(struct __user_cap_data_struct data[2]) {
@@ -75,27 +75,26 @@ int privileges_drop(uint64_t keep, uint64_t *ret_kept) {
         return 0;
 }
 
-/* One thread's five sets, from the Cap* lines of its status file. */
-static int thread_caps(int task_fd, const char *tid, uint64_t sets[5]) {
-        static const char *const keys[5] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+/* One thread's five sets, from its status file. */
+static int thread_caps(int task_fd, const char *tid, uint64_t sets[_CAP_SET_MAX]) {
         char path[64], buf[4096];
-        unsigned found = 0;
+        ProcStatus st;
 
         snprintf(path, sizeof(path), "%s/status", tid);
         ssize_t n = read_small_file_at(task_fd, path, buf, sizeof(buf));
         if (n < 0)
                 return (int) n;
-        for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-                for (unsigned i = 0; i < 5; i++)
-                        if (strncmp(line, keys[i], strlen(keys[i])) == 0 &&
-                            sscanf(line + strlen(keys[i]), "%" SCNx64, &sets[i]) == 1)
-                                found |= 1u << i;
-        return found == 0x1f ? 0 : -EBADMSG;
+        int r = parse_proc_status(buf, (size_t) n, &st);
+        if (r < 0)
+                return r;
+        if (st.cap_seen != (1u << _CAP_SET_MAX) - 1)
+                return -EBADMSG;
+        memcpy(sets, st.cap, sizeof(st.cap));
+        return 0;
 }
 
 int privileges_check_threads(char *why, size_t why_size) {
-        static const char *const names[5] = { "inheritable", "permitted", "effective", "bounding", "ambient" };
-        uint64_t first[5], sets[5];
+        uint64_t first[_CAP_SET_MAX], sets[_CAP_SET_MAX];
         char first_tid[16] = "";
 
         _cleanup_close_ int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -117,6 +116,8 @@ int privileges_check_threads(char *why, size_t why_size) {
                         }
                         snprintf(why, why_size, "cannot read the capabilities of thread %s: %s", de->d_name,
                                  strerror(-r));
+                        if (r == -EPERM) /* -EPERM says a difference was found */
+                                r = -EACCES;
                         break;
                 }
                 if (!first_tid[0]) {
@@ -124,10 +125,10 @@ int privileges_check_threads(char *why, size_t why_size) {
                         snprintf(first_tid, sizeof(first_tid), "%s", de->d_name);
                         continue;
                 }
-                for (unsigned i = 0; i < 5; i++)
-                        if (sets[i] != first[i]) {
+                for (CapSet c = 0; c < _CAP_SET_MAX; c++)
+                        if (sets[c] != first[c]) {
                                 snprintf(why, why_size, "thread %s has the %s set %016" PRIx64 ", thread %s %016" PRIx64,
-                                         de->d_name, names[i], sets[i], first_tid, first[i]);
+                                         de->d_name, cap_set_to_string(c), sets[c], first_tid, first[c]);
                                 r = -EPERM;
                                 break;
                         }

@@ -12,7 +12,8 @@ static bool status_eq(const ProcStatus *a, const ProcStatus *b) {
                a->tracer_pid == b->tracer_pid && a->nspid == b->nspid && a->ruid == b->ruid && a->euid == b->euid &&
                a->vm_rss == b->vm_rss && a->rss_anon == b->rss_anon && a->rss_file == b->rss_file &&
                a->rss_shmem == b->rss_shmem && a->vm_swap == b->vm_swap && a->threads == b->threads &&
-               a->seccomp == b->seccomp && a->shadow_stack == b->shadow_stack && a->cap_eff == b->cap_eff;
+               a->seccomp == b->seccomp && a->shadow_stack == b->shadow_stack && a->cap_seen == b->cap_seen &&
+               memcmp(a->cap, b->cap, sizeof(a->cap)) == 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -44,7 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                       s.vm_rss / 1024, s.rss_anon / 1024, s.rss_file / 1024);
         strbuf_printf(&b, "RssShmem:\t%8" PRIu64 " kB\nVmSwap:\t%8" PRIu64 " kB\nThreads:\t%u\n", s.rss_shmem / 1024,
                       s.vm_swap / 1024, s.threads);
-        strbuf_printf(&b, "CapEff:\t%016" PRIx64 "\n", s.cap_eff);
+        static const char *const keys[_CAP_SET_MAX] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
+        for (CapSet c = 0; c < _CAP_SET_MAX; c++)
+                if (s.cap_seen & (1u << c))
+                        strbuf_printf(&b, "%s:\t%016" PRIx64 "\n", keys[c], s.cap[c]);
         if (s.seccomp >= 0)
                 strbuf_printf(&b, "Seccomp:\t%d\n", s.seccomp);
         if (s.shadow_stack)

@@ -70,7 +70,8 @@ static void test_status_synthetic(void **state) {
         assert_int_equal(s.threads, 39);
         assert_int_equal(s.seccomp, 2);
         assert_true(s.shadow_stack);
-        assert_int_equal(s.cap_eff, 0x1ffffffffffULL);
+        assert_int_equal(s.cap[CAP_SET_EFFECTIVE], 0x1ffffffffffULL);
+        assert_int_equal(s.cap_seen, 1u << CAP_SET_EFFECTIVE);
 
         const char *bad[] = {
                 "Name:\tx\nState:\tS\nTgid:\t1\nPPid:\t0\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nThreads:\tmany\n",
