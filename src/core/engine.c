@@ -365,7 +365,8 @@ static void note_action(Tick *k, ActionKind a, bool measure) {
         st->pending = measure;
         /* This sample and the two before it: one spike is not taken for the level. */
         st->ws_before = recent_median(e, 0, true, 3);
-        st->slope_before = trend_in_use(e)->valid ? trend_in_use(e)->slope : 0;
+        const Trend *tr = trend_in_use(e);
+        st->slope_before = tr->valid ? tr->slope : 0;
         e->last_action = k->now;
         e->hold_shown[a] = HOLD_NONE;
 }
