@@ -41,12 +41,12 @@ typedef struct ActionWorker {
         ActionJob *done; /* ACTION_QUEUE finished jobs waiting to be collected */
         unsigned done_n;
         uint64_t next_id;
-        /* How long a job may run (the engine hears it failed then), NULL = no limit. Set by the
-         * owner, before or after action_worker_start (which keeps it). */
+        /* How long a job may run (the engine hears it failed then), NULL = no limit. */
         usec_t (*timeout)(const Policy *p, DecisionKind k);
 } ActionWorker;
 
-int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata);
+int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
+                        usec_t (*timeout)(const Policy *p, DecisionKind k));
 /* Stops the thread once it finished its job; a job stuck in the kernel is left behind. */
 void action_worker_stop(ActionWorker *w);
 

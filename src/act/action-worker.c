@@ -45,9 +45,9 @@ static void *worker_main(void *arg) {
         return NULL;
 }
 
-int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata) {
-        /* The timeout is the owner's, set before or after. */
-        *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1, .timeout = w->timeout };
+int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
+                        usec_t (*timeout)(const Policy *p, DecisionKind k)) {
+        *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1, .timeout = timeout };
         w->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->done = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->running = calloc(1, sizeof(ActionJob));

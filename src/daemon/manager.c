@@ -635,8 +635,6 @@ static int watchdog_start(Manager *m) {
         uint64_t usec = 0;
         sd_event_source *s = NULL;
 
-        /* Also judged for memgov status when no systemd watches. */
-        m->worker.timeout = action_timeout;
         int r = sd_watchdog_enabled(false, &usec);
         if (r < 0)
                 log_warning_errno(r, "WATCHDOG_USEC or WATCHDOG_PID is not valid: %m; no watchdog pings");
@@ -927,7 +925,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 goto fail;
         /* Threads only now: a thread started before the drop would keep every capability (the
          * action thread ptraces, parses the target's libc, talks SQL and starts the hooks). */
-        r = action_worker_start(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata);
+        /* Its jobs' timeouts also tell when it is wedged (the watchdog, memgov status). */
+        r = action_worker_start(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata, action_timeout);
         if (r < 0) {
                 log_error_errno(r, "cannot start the action thread: %m");
                 goto fail;
