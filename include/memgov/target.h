@@ -56,6 +56,9 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
 /* /proc/PID/stat under the proc root proc_fd (AT_FDCWD: the host's /proc), parsed. -ESRCH when
  * there is no such process. */
 int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret);
+/* 0 when pid names the process that started at starttime (clock ticks since boot, as in its
+ * stat; 0 = any), -ESRCH when it is another one or none, or why its stat cannot be read. */
+int proc_check_starttime(int proc_fd, pid_t pid, uint64_t starttime);
 /* The same for /proc/PID/status, /proc/PID/cgroup, and /proc/PID/comm (without its newline). */
 int proc_read_status(int proc_fd, pid_t pid, ProcStatus *ret);
 int proc_read_cgroup(int proc_fd, pid_t pid, ProcCgroup *ret);

@@ -9,10 +9,7 @@
 #include "memgov/units.h"
 
 int action_target_check(const ActionTarget *t) {
-        ProcStat st;
-        if (proc_read_stat(AT_FDCWD, t->pid, &st) < 0 || (t->starttime && st.starttime != t->starttime))
-                return -ESRCH;
-        return 0;
+        return proc_check_starttime(AT_FDCWD, t->pid, t->starttime) < 0 ? -ESRCH : 0;
 }
 
 void action_target_from(ActionTarget *ret, const Target *t) {

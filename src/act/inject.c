@@ -378,14 +378,15 @@ static int hold(Hold *h) {
          * been reused: the plan (addresses in libc) was made for the process that started then. */
         if (q->starttime != 0) {
                 char task[96];
-                ProcStat st;
                 snprintf(task, sizeof(task), "/proc/%d/task/%d", (int) q->pid, (int) tid);
-                r = proc_read_stat(AT_FDCWD, q->pid, &st);
-                if (r < 0 || st.starttime != q->starttime || access(task, F_OK) < 0) {
+                r = proc_check_starttime(AT_FDCWD, q->pid, q->starttime);
+                if (r == 0 && access(task, F_OK) < 0)
+                        r = -ESRCH;
+                if (r < 0) {
                         let_go(tid, 0);
                         snprintf(why, why_size, "process %d is not the one the trim was planned for (%s): thread %d "
                                                 "let go untouched", (int) q->pid,
-                                 r < 0 ? strerror(-r) : "its start time differs, the pid was reused", (int) tid);
+                                 r != -ESRCH ? strerror(-r) : "its start time differs, the pid was reused", (int) tid);
                         return -ESRCH;
                 }
         }
@@ -557,8 +558,7 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         if (!stub_present) {
                 /* Written before any thread is held: the pid must still name the process the
                  * plan was made for, or the stub would go into another one. */
-                ProcStat st;
-                if (q->starttime != 0 && (proc_read_stat(AT_FDCWD, q->pid, &st) < 0 || st.starttime != q->starttime)) {
+                if (q->starttime != 0 && proc_check_starttime(AT_FDCWD, q->pid, q->starttime) < 0) {
                         snprintf(why, why_size, "process %d is not the one the trim was planned for (its start time "
                                                 "differs, the pid was reused): nothing written", (int) q->pid);
                         return -ESRCH;

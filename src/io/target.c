@@ -71,6 +71,14 @@ int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret) {
         return n < 0 ? (int) n : parse_proc_stat(buf, (size_t) n, ret);
 }
 
+int proc_check_starttime(int proc_fd, pid_t pid, uint64_t starttime) {
+        ProcStat st;
+        int r = proc_read_stat(proc_fd, pid, &st);
+        if (r < 0)
+                return r;
+        return starttime && st.starttime != starttime ? -ESRCH : 0;
+}
+
 int proc_read_status(int proc_fd, pid_t pid, ProcStatus *ret) {
         char buf[4096];
         ssize_t n = proc_read(proc_fd, pid, "status", buf, sizeof(buf));
