@@ -8,7 +8,6 @@
  * allocated once, at sampler_init: taking a sample under memory pressure allocates nothing. */
 
 #define SAMPLER_FILE_MAX (64U << 10)
-#define SAMPLER_MAPS_MAX (4U << 20)
 
 typedef struct Sampler {
         const Roots *roots;
@@ -20,7 +19,6 @@ typedef struct Sampler {
         unsigned tick;
         unsigned anon_maps;
         char *buf;  /* SAMPLER_FILE_MAX */
-        char *maps; /* SAMPLER_MAPS_MAX */
         /* What went wrong last, for a caller that logs each kind of problem once. */
         int cgroup_error, process_error;
 } Sampler;

@@ -18,8 +18,8 @@
 
 #include "inject-layout.h"
 #include "inject.h"
-#include "maps-reader.h"
 #include "memgov/clock.h"
+#include "memgov/maps-reader.h"
 #include "memgov/fileio.h"
 #include "memgov/parse-proc.h"
 #include "memgov/target.h"
@@ -448,7 +448,7 @@ static int hold(Hold *h) {
                 uint64_t start, end;
                 char perms[5];
                 /* Streamed: the whole file of a server with many mappings is large. */
-                r = maps_read_find(q->pid, entry.rsp, &start, &end, perms);
+                r = maps_read_find(AT_FDCWD, q->pid, entry.rsp, &start, &end, perms);
                 if (r < 0 || base < start + STACK_ROOM_NEEDED || perms[0] != 'r' || perms[1] != 'w') {
                         let_go(tid, 0);
                         snprintf(why, why_size, "thread %d has too little stack left for the call", (int) tid);

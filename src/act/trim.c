@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "elf-symbols.h"
-#include "maps-reader.h"
 #include "memgov/clock.h"
+#include "memgov/maps-reader.h"
 #include "memgov/fileio.h"
 #include "memgov/sql.h"
 #include "memgov/target.h"
@@ -192,7 +192,7 @@ int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
         int r;
 
         *ret = (TrimPlan) { .pid = pid };
-        r = maps_read_summary(pid, &m);
+        r = maps_read_summary(AT_FDCWD, pid, &m);
         if (r < 0) {
                 snprintf(why, why_size, "/proc/%d/maps: %s", (int) pid,
                          r == -E2BIG ? "a line longer than memgov reads" : r == -EBADMSG || r == -ENODATA ?
@@ -223,7 +223,7 @@ int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
         char perms[5];
         if (libc_info.exec_end > UINT64_MAX - 63 || stub < bias || stub + stub_size < stub ||
             stub + stub_size > bias + libc_info.exec_page_end ||
-            maps_read_find(pid, stub, &start, &end, perms) < 0 || perms[2] != 'x' || stub + stub_size > end) {
+            maps_read_find(AT_FDCWD, pid, stub, &start, &end, perms) < 0 || perms[2] != 'x' || stub + stub_size > end) {
                 snprintf(why, why_size, "no room for the call stub after libc's code in process %d", (int) pid);
                 return -ENOSPC;
         }
@@ -232,7 +232,7 @@ int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
         /* The mailbox: the unused tail of libc's last writable page (after its .bss). */
         uint64_t box = bias + ((libc_info.rw_end + 15) & ~(uint64_t) 15);
         if (libc_info.rw_end && libc_info.rw_end <= UINT64_MAX - 15 && box >= bias && box + 16 > box &&
-            box + 16 <= bias + libc_info.rw_page_end && maps_read_find(pid, box, &start, &end, perms) == 0 &&
+            box + 16 <= bias + libc_info.rw_page_end && maps_read_find(AT_FDCWD, pid, box, &start, &end, perms) == 0 &&
             perms[0] == 'r' && perms[1] == 'w' && box + 16 <= end)
                 ret->mailbox_addr = box;
 
@@ -352,7 +352,7 @@ static int count_row(void *userdata, unsigned n, char **row) {
 
 static Allocator detect_allocator(pid_t pid) {
         ProcMaps m;
-        if (maps_read_summary(pid, &m) < 0)
+        if (maps_read_summary(AT_FDCWD, pid, &m) < 0)
                 return ALLOCATOR_UNKNOWN;
         return m.allocator;
 }

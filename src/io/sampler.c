@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "memgov/fileio.h"
+#include "memgov/maps-reader.h"
 #include "memgov/parse-cgroup.h"
 #include "memgov/parse-proc.h"
 #include "memgov/sampler.h"
@@ -16,8 +17,7 @@ int sampler_init(Sampler *s, const Roots *roots) {
         if (s->clk_tck <= 0)
                 s->clk_tck = 100;
         s->buf = malloc(SAMPLER_FILE_MAX);
-        s->maps = malloc(SAMPLER_MAPS_MAX);
-        if (!s->buf || !s->maps) {
+        if (!s->buf) {
                 sampler_done(s);
                 return -ENOMEM;
         }
@@ -26,8 +26,7 @@ int sampler_init(Sampler *s, const Roots *roots) {
 
 void sampler_done(Sampler *s) {
         free(s->buf);
-        free(s->maps);
-        s->buf = s->maps = NULL;
+        s->buf = NULL;
 }
 
 void sampler_set_target(Sampler *s, int cgroup_fd, pid_t pid, uint64_t starttime) {
@@ -109,10 +108,9 @@ static int read_process(Sampler *s, usec_t boottime, Sample *ret) {
                 return r;
 
         if (s->tick % s->maps_every == 0) {
+                /* Streamed: a server's maps may run to megabytes. */
                 ProcMaps m;
-                snprintf(path, sizeof(path), "%d/maps", (int) s->pid);
-                n = read_small_file_at(s->roots->proc_fd, path, s->maps, SAMPLER_MAPS_MAX);
-                if (n >= 0 && parse_proc_maps(s->maps, (size_t) n, &m) == 0)
+                if (maps_read_summary(s->roots->proc_fd, s->pid, &m) == 0)
                         s->anon_maps = m.anon_rw;
         }
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../../src/act/inject.h"
-#include "../../src/act/maps-reader.h"
+#include "memgov/maps-reader.h"
 #include "../../src/act/trim.h"
 #include "memgov/target.h"
 
@@ -177,17 +177,17 @@ static void test_maps_stream_equals_whole(void **state) {
 
         assert_int_equal(read_full_file_at(AT_FDCWD, "/proc/self/maps", 64U << 20, &whole, &len), 0);
         assert_int_equal(parse_proc_maps(whole, len, &a), 0);
-        assert_int_equal(maps_read_summary(getpid(), &b), 0);
+        assert_int_equal(maps_read_summary(AT_FDCWD, getpid(), &b), 0);
         assert_true(a.libc.found && b.libc.found);
         assert_string_equal(a.libc.path, b.libc.path);
         assert_true(a.libc.base == b.libc.base && a.libc.inode == b.libc.inode);
         assert_int_equal(a.allocator, b.allocator);
         assert_int_equal(proc_maps_find(whole, len, (uintptr_t) &local, &s1, &e1, p1), 0);
-        assert_int_equal(maps_read_find(getpid(), (uintptr_t) &local, &s2, &e2, p2), 0);
+        assert_int_equal(maps_read_find(AT_FDCWD, getpid(), (uintptr_t) &local, &s2, &e2, p2), 0);
         assert_true(s1 == s2 && e1 == e2);
         assert_string_equal(p1, p2);
-        assert_int_equal(maps_read_find(getpid(), 8, &s2, &e2, p2), -ENOENT);
-        assert_int_equal(maps_read_summary(0x7ffffff0, &b), -ESRCH);
+        assert_int_equal(maps_read_find(AT_FDCWD, getpid(), 8, &s2, &e2, p2), -ENOENT);
+        assert_int_equal(maps_read_summary(AT_FDCWD, 0x7ffffff0, &b), -ESRCH);
 }
 
 /* A mapping whose path is longer than a line memgov reads: refused, not read into a larger buffer. */
@@ -213,10 +213,10 @@ static void test_maps_long_line_refused(void **state) {
         assert_int_equal(ftruncate(file, 4096), 0);
         void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, file, 0);
         assert_true(p != MAP_FAILED);
-        assert_int_equal(maps_read_summary(getpid(), &m), -E2BIG);
+        assert_int_equal(maps_read_summary(AT_FDCWD, getpid(), &m), -E2BIG);
         munmap(p, 4096);
         close(file);
-        assert_int_equal(maps_read_summary(getpid(), &m), 0);
+        assert_int_equal(maps_read_summary(AT_FDCWD, getpid(), &m), 0);
 
         /* Clean up, from the innermost directory out. */
         assert_int_equal(unlinkat(fd, "f", 0), 0);

@@ -11,12 +11,14 @@
 
 #define MAPS_LINE_MAX (PATH_MAX + 256)
 
-/* Calls fn with each line (without its '\n'); a negative return stops with that error, a
- * positive one stops with success (found). -ESRCH when the process is gone. */
-int maps_read(pid_t pid, int (*fn)(const char *line, size_t len, void *userdata), void *userdata);
+/* Calls fn with each line of PID/maps under the proc root proc_fd (AT_FDCWD: the host's /proc),
+ * without its '\n'; a negative return stops with that error, a positive one stops with success
+ * (found). -ESRCH when the process is gone. */
+int maps_read(int proc_fd, pid_t pid, int (*fn)(const char *line, size_t len, void *userdata), void *userdata);
 
 /* parse_proc_maps() over the stream. */
-int maps_read_summary(pid_t pid, ProcMaps *ret);
+int maps_read_summary(int proc_fd, pid_t pid, ProcMaps *ret);
 
 /* proc_maps_find() over the stream: -ENOENT when no mapping holds addr. */
-int maps_read_find(pid_t pid, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end, char ret_perms[static 5]);
+int maps_read_find(int proc_fd, pid_t pid, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end,
+                   char ret_perms[static 5]);
