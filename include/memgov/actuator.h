@@ -33,7 +33,9 @@ typedef struct ActionResult {
         int error;        /* 0, or a negative errno */
         bool has_freed;   /* trim, reset: what it measured it freed */
         uint64_t freed;
-        uint64_t value;   /* limits: the value read back after the write */
+        uint64_t value;   /* limits: the value read back after the write; pool: the size after */
+        uint64_t value_before; /* pool: the size found before */
+        uint64_t baseline;     /* pool: the size the server was configured with */
         usec_t held;      /* trim by ptrace: how long a thread of the server was stopped */
         char detail[512]; /* what was done (or would have been), for the log and status */
         bool explained;   /* on failure, detail says why in full: no errno text after it */

@@ -61,6 +61,12 @@ typedef struct Decision {
         bool reset_in_trx;
         /* DECISION_RESTART */
         bool preflush;
+        /* the buffer-pool rung: shrink innodb_buffer_pool_size by one step, or grow it back */
+        bool pool_grow;
+        uint64_t pool_configured; /* the size the server was configured with; 0 = not known yet (the size found) */
+        uint32_t pool_step;       /* one step: basis points of the configured size */
+        uint32_t pool_floor;      /* never below this share (basis points) of the configured size */
+        uint64_t pool_grow_max;   /* grow by at most this much (what memgov took); SIZE_UNLIMITED = no bound */
 
         char reason[DECISION_REASON_MAX];
 } Decision;

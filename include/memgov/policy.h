@@ -140,6 +140,12 @@ typedef struct Policy {
         usec_t sql_connect_timeout;
         usec_t sql_query_timeout;
 
+        /* [pool] */
+        uint32_t pool_step;           /* one shrink or grow step: share of the configured size */
+        uint32_t pool_floor;          /* never below this share of the configured size */
+        usec_t pool_resize_timeout;   /* how long to wait for the server to finish a resize */
+        usec_t pool_grow_after;       /* calm for this long before a step back up */
+
         /* [restart] */
         unsigned restart_max_per_day;
         usec_t restart_min_uptime;
