@@ -42,16 +42,16 @@ typedef struct ActionWorker {
         unsigned done_n;
         uint64_t next_id;
         /* How long a job may run (the engine hears it failed then), NULL = no limit. */
-        usec_t (*timeout)(const Policy *p, DecisionKind k);
+        usec_t (*timeout)(const Policy *p, ActionKind k);
 } ActionWorker;
 
 int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
-                        usec_t (*timeout)(const Policy *p, DecisionKind k));
+                        usec_t (*timeout)(const Policy *p, ActionKind k));
 /* Stops the thread once it finished its job; a job stuck in the kernel is left behind. */
 void action_worker_stop(ActionWorker *w);
 
-/* Queues a job (the worker takes ownership of job->target.cgroup_fd). A memory.high or
- * memory.max job replaces one of its kind still waiting: only the latest value matters.
+/* Queues a job (the worker takes ownership of job->target.cgroup_fd). A job that sets a limit
+ * (memory.high, memory.max) replaces one of its kind still waiting: only the latest value matters.
  * -EBUSY when the queue is full. */
 int action_worker_submit(ActionWorker *w, ActionJob *job);
 /* Takes the finished jobs, up to max; clears the eventfd. */

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include "memgov/engine.h"
+#include "memgov/feedback.h"
 #include "memgov/target.h"
 
 /* Actuators carry out what the engine decided. Each family is a function in an ops table;
@@ -29,23 +30,13 @@ typedef struct ActionContext {
         bool dry_run;
 } ActionContext;
 
-typedef struct ActionResult {
-        int error;        /* 0, or a negative errno */
-        bool has_freed;   /* trim, reset: what it measured it freed */
-        uint64_t freed;
-        uint64_t value;   /* limits: the value read back after the write; pool: the size after */
-        uint64_t value_before; /* pool: the size found before */
-        uint64_t baseline;     /* pool: the size the server was configured with */
-        usec_t held;      /* trim by ptrace: how long a thread of the server was stopped */
-        char detail[512]; /* what was done (or would have been), for the log and status */
-        bool explained;   /* on failure, detail says why in full: no errno text after it */
-} ActionResult;
 
 typedef int (*actuator_fn)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
 
+/* A table of actuators, indexed by the action they carry out. */
 typedef struct ActuatorOps {
         const char *name;
-        actuator_fn trim, set_high, set_max, reset, restart;
+        actuator_fn run[_ACTION_KIND_MAX];
 } ActuatorOps;
 
 extern const ActuatorOps actuator_ops_real;
@@ -55,12 +46,12 @@ extern const ActuatorOps actuator_ops_fake;
  * with fail_errno, and so does every call of the kinds in fail_mask. */
 typedef struct FakeActuator {
         unsigned calls;
-        unsigned calls_by_kind[_DECISION_KIND_MAX];
+        unsigned calls_by_kind[_ACTION_KIND_MAX];
         unsigned fail_nth;
-        unsigned fail_mask; /* bits 1 << DecisionKind */
+        unsigned fail_mask; /* bits 1 << ActionKind */
         int fail_errno;
         uint64_t trim_freed; /* what a successful fake trim reports */
-        Decision last[_DECISION_KIND_MAX];
+        Decision last[_ACTION_KIND_MAX];
 } FakeActuator;
 
 void action_target_from(ActionTarget *ret, const Target *t);
@@ -71,26 +62,3 @@ int action_target_check(const ActionTarget *t);
 void actuator_run(const ActuatorOps *ops, void *userdata, const ActionContext *c, const Decision *d,
                   ActionResult *ret);
 
-/* What the next sample tells the engine about the actions finished since the previous one. */
-typedef struct ActionFeedback {
-        unsigned failed;
-        unsigned reported;
-        uint64_t trim_freed, reset_freed;
-} ActionFeedback;
-
-void action_feedback_add(ActionFeedback *f, const Decision *d, const ActionResult *r);
-void action_feedback_apply(ActionFeedback *f, Sample *s);
-
-/* ---- the families of the real table ---- */
-
-/* memory.high / memory.max: SetUnitProperties(runtime) for a unit, a cgroupfs write otherwise;
- * read back and verified. */
-int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionResult *ret);
-
-/* Connection reset: KILL CONNECTION the chosen sessions then trim (sql), a command (exec) or a
- * signal to a pooler (signal), as the policy says. */
-int reset_run(const ActionContext *c, const Decision *d, ActionResult *ret);
-
-/* Graceful restart: optional pre-flush and hooks; RestartUnit through systemd, followed to its
- * end, or SIGTERM through a pidfd. Never SIGKILL. */
-int restart_run(const ActionContext *c, const Decision *d, ActionResult *ret);

@@ -10,34 +10,13 @@
  * same way, so what replay shows is what the daemon would do. */
 
 typedef enum DecisionKind {
-        DECISION_LEVEL,    /* the ladder moved */
-        DECISION_TRIM,     /* return freed heap memory to the kernel */
-        DECISION_SET_HIGH, /* write memory.high */
-        DECISION_SET_MAX,  /* write memory.max (bounded raise during a restart, and its undo) */
-        DECISION_RESET,    /* end the sessions holding the most memory */
-        DECISION_RESTART,  /* graceful restart of the server */
-        DECISION_EFFECT,   /* the measured effect of an earlier action */
-        DECISION_HOLD,     /* a step is due but held back (guard rail, backoff, missing signal) */
-        DECISION_EVENT,    /* something observed: an OOM kill, a server restart, a foreign write */
+        DECISION_LEVEL,  /* the ladder moved */
+        DECISION_ACTION, /* something for an actuator to do: Decision.action says what (the registry, action.h) */
+        DECISION_EFFECT, /* the measured effect of an earlier action */
+        DECISION_HOLD,   /* a step is due but held back (guard rail, backoff, missing signal) */
+        DECISION_EVENT,  /* something observed: an OOM kill, a server restart, a foreign write */
         _DECISION_KIND_MAX,
 } DecisionKind;
-
-const char *decision_kind_to_string(DecisionKind k);
-
-/* Whether a decision asks an actuator to do something (the rest only inform). */
-static inline bool decision_is_action(DecisionKind k) {
-        return k == DECISION_TRIM || k == DECISION_SET_HIGH || k == DECISION_SET_MAX ||
-               k == DECISION_RESET || k == DECISION_RESTART;
-}
-
-/* The action an action decision asks for. */
-static inline ActionKind decision_action_kind(DecisionKind k) {
-        return k == DECISION_TRIM       ? ACTION_TRIM
-               : k == DECISION_SET_HIGH ? ACTION_SET_HIGH
-               : k == DECISION_SET_MAX  ? ACTION_SET_MAX
-               : k == DECISION_RESET    ? ACTION_RESET
-                                        : ACTION_RESTART;
-}
 
 #define DECISION_REASON_MAX 384
 
@@ -45,21 +24,21 @@ typedef struct Decision {
         DecisionKind kind;
         Level level;       /* the level once this decision is taken */
         Level from;        /* DECISION_LEVEL: the level left */
-        ActionKind action; /* DECISION_EFFECT / DECISION_HOLD: the action concerned */
-        uint64_t value;    /* SET_HIGH / SET_MAX: the new value; EFFECT: bytes freed */
+        ActionKind action; /* DECISION_ACTION: what to do; DECISION_EFFECT / DECISION_HOLD: the action concerned */
+        uint64_t value;    /* a limit's action: the new value; EFFECT: bytes freed */
         uint64_t old_value;
         bool emergency;
         bool oom_kill; /* DECISION_EVENT: the kernel OOM killer fired in the cgroup */
         uint64_t working_set, budget; /* when it was decided (SIZE_UNKNOWN when not known) */
 
-        /* DECISION_TRIM */
+        /* ACTION_TRIM */
         TrimMethod trim_method;
-        /* DECISION_RESET */
+        /* ACTION_RESET */
         unsigned reset_max;
         uint64_t reset_min_memory;
         usec_t reset_min_idle;
         bool reset_in_trx;
-        /* DECISION_RESTART */
+        /* ACTION_RESTART */
         bool preflush;
         /* the buffer-pool rung: shrink innodb_buffer_pool_size by one step, or grow it back */
         bool pool_grow;
@@ -70,6 +49,22 @@ typedef struct Decision {
 
         char reason[DECISION_REASON_MAX];
 } Decision;
+
+static inline bool decision_is_action(const Decision *d) {
+        return d->kind == DECISION_ACTION;
+}
+
+/* Decisions by class, for counts and names: each kind, and each action a class of its own, in
+ * the order level, the actions (registry order), effect, hold, event. */
+#define _DECISION_CLASS_MAX (_DECISION_KIND_MAX - 1 + _ACTION_KIND_MAX)
+unsigned decision_class(const Decision *d);
+/* The class of a kind other than DECISION_ACTION. */
+static inline unsigned decision_kind_class(DecisionKind k) {
+        return k < DECISION_ACTION ? (unsigned) k : (unsigned) k - 1 + _ACTION_KIND_MAX;
+}
+/* "level", "trim", "memory.high", ..., "effect", "hold", "event". */
+const char *decision_class_to_string(unsigned c);
+const char *decision_name(const Decision *d);
 
 #define ENGINE_MAX_DECISIONS 8
 

@@ -35,7 +35,8 @@ typedef struct ReplaySummary {
         bool reached[_LEVEL_MAX];
         usec_t reached_mono[_LEVEL_MAX], reached_wall[_LEVEL_MAX];
 
-        unsigned long count[_DECISION_KIND_MAX];
+        unsigned long count[_DECISION_CLASS_MAX]; /* by decision_class() */
+        unsigned long actions[_ACTION_KIND_MAX];
         uint64_t freed; /* bytes freed as measured (EFFECT decisions) */
 
         bool predicted; /* an ETA was known when the ladder first moved */

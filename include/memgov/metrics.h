@@ -25,7 +25,7 @@ typedef struct MetricsCounters {
         uint64_t stop_buckets[METRICS_STOP_BUCKETS + 1]; /* not cumulative; last = above all */
         uint64_t stop_count;
         usec_t stop_sum;
-        uint64_t decisions[_DECISION_KIND_MAX];
+        uint64_t decisions[_DECISION_CLASS_MAX]; /* by decision_class() */
         uint64_t samples;
         uint64_t wakeups_psi, wakeups_events;
 } MetricsCounters;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include "memgov/action.h"
+
 #include <stdio.h>
 
 #include "memgov/macro.h"
@@ -23,15 +25,11 @@ typedef enum PlotSeries {
         _PLOT_SERIES_MAX,
 } PlotSeries;
 
-typedef enum PlotEventKind {
-        PLOT_EVENT_TRIM,
-        PLOT_EVENT_SET_HIGH, /* memory.high written (throttle, or back to its calm value) */
-        PLOT_EVENT_SET_MAX,  /* memory.max raised during a restart, or put back */
-        PLOT_EVENT_RESET,
-        PLOT_EVENT_RESTART,
-        PLOT_EVENT_OOM_KILL, /* observed, not an action: the kernel OOM killer fired */
-        _PLOT_EVENT_KIND_MAX,
-} PlotEventKind;
+/* An event on the chart: an action (its ActionKind; colours and labels from the registry), or
+ * an OOM kill, observed, not an action. */
+typedef unsigned PlotEventKind;
+#define PLOT_EVENT_OOM_KILL  ((PlotEventKind) _ACTION_KIND_MAX)
+#define _PLOT_EVENT_KIND_MAX (_ACTION_KIND_MAX + 1)
 
 /* The colours, as 0xRRGGBB. Every one is drawn opaque and pixel-aligned where it matters, so a
  * PNG holds these exact values: the tests look for them. */
@@ -41,11 +39,6 @@ typedef enum PlotEventKind {
 #define PLOT_RGB_MEMORY_MAX     0xd62728
 #define PLOT_RGB_BUDGET         0x9467bd
 #define PLOT_RGB_ETA            0x2ca02c
-#define PLOT_RGB_EVENT_TRIM     0x98df8a
-#define PLOT_RGB_EVENT_SET_HIGH 0xffbb78
-#define PLOT_RGB_EVENT_SET_MAX  0xff9896
-#define PLOT_RGB_EVENT_RESET    0xc5b0d5
-#define PLOT_RGB_EVENT_RESTART  0xf7b6d2
 #define PLOT_RGB_EVENT_OOM_KILL 0x8c2d04
 
 #define PLOT_BUCKETS 2048
@@ -85,7 +78,7 @@ int plot_add_eta_threshold(Plot *p, usec_t eta, const char *label);
 /* Points come in time order (t never goes backwards). */
 int plot_add_sample(Plot *p, const PlotPoint *pt);
 /* An event at time t (at or after the first point). value: the new memory.high or memory.max
- * for PLOT_EVENT_SET_HIGH and PLOT_EVENT_SET_MAX, else SIZE_UNKNOWN. dry_run: the action was
+ * for an action that sets a limit, else SIZE_UNKNOWN. dry_run: the action was
  * only logged ("would trim"): drawn dashed. */
 int plot_add_event(Plot *p, usec_t t, PlotEventKind kind, uint64_t value, bool dry_run);
 

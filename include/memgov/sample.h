@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include "memgov/action.h"
 #include "memgov/macro.h"
 #include "memgov/parse-cgroup.h"
 
@@ -19,18 +20,6 @@ typedef enum SampleHas {
         SAMPLE_HAS_WS = 1 << 7,      /* a working-set figure given directly (plain traces) */
 } SampleHas;
 
-/* Actions whose outcome the governor feeds back to the engine through the next sample, so
- * that a recorded trace holds every input the engine saw. */
-typedef enum ActionKind {
-        ACTION_TRIM,
-        ACTION_SET_HIGH,
-        ACTION_SET_MAX,
-        ACTION_RESET,
-        ACTION_RESTART,
-        _ACTION_KIND_MAX,
-} ActionKind;
-
-const char *action_kind_to_string(ActionKind k);
 
 typedef struct Sample {
         usec_t mono; /* monotonic clock: the engine's only notion of "now" */
@@ -61,9 +50,9 @@ typedef struct Sample {
          * container): throttling and the memory.max raise for a restart are not available. */
         unsigned limits_readonly;
         /* What the actuators measured for the actions they finished since the previous sample:
-         * bit (1 << ActionKind) in `reported`, bytes in trim_freed / reset_freed. */
+         * bit (1 << ActionKind) in `reported`, the bytes they gave back in freed[ActionKind]. */
         unsigned reported;
-        uint64_t trim_freed, reset_freed;
+        uint64_t freed[_ACTION_KIND_MAX];
 } Sample;
 
 /* Working set: memory.current minus inactive_file (page cache the kernel drops first), else the

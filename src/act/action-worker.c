@@ -46,7 +46,7 @@ static void *worker_main(void *arg) {
 }
 
 int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
-                        usec_t (*timeout)(const Policy *p, DecisionKind k)) {
+                        usec_t (*timeout)(const Policy *p, ActionKind k)) {
         *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1, .timeout = timeout };
         w->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->done = calloc(ACTION_QUEUE, sizeof(ActionJob));
@@ -108,19 +108,15 @@ void action_worker_stop(ActionWorker *w) {
         w->queue = w->done = w->running = NULL;
 }
 
-static bool is_limit(DecisionKind k) {
-        return k == DECISION_SET_HIGH || k == DECISION_SET_MAX;
-}
-
 int action_worker_submit(ActionWorker *w, ActionJob *job) {
         pthread_mutex_lock(&w->lock);
         job->id = w->next_id++;
         job->submitted = now_clock(CLOCK_MONOTONIC);
         job->result = (ActionResult) {};
-        if (is_limit(job->decision.kind))
+        if (action_info(job->decision.action)->sets_limit)
                 for (unsigned i = 0; i < w->n; i++) {
                         ActionJob *q = &w->queue[(w->head + i) % ACTION_QUEUE];
-                        if (q->decision.kind == job->decision.kind) {
+                        if (q->decision.action == job->decision.action) {
                                 if (q->target.cgroup_fd >= 0)
                                         close(q->target.cgroup_fd);
                                 *q = *job;
@@ -155,9 +151,9 @@ unsigned action_worker_pending(ActionWorker *w) {
         unsigned mask = 0;
         pthread_mutex_lock(&w->lock);
         if (w->busy)
-                mask |= 1u << decision_action_kind(w->running->decision.kind);
+                mask |= 1u << w->running->decision.action;
         for (unsigned i = 0; i < w->n; i++)
-                mask |= 1u << decision_action_kind(w->queue[(w->head + i) % ACTION_QUEUE].decision.kind);
+                mask |= 1u << w->queue[(w->head + i) % ACTION_QUEUE].decision.action;
         pthread_mutex_unlock(&w->lock);
         return mask;
 }
@@ -185,7 +181,7 @@ bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decis
         pthread_mutex_lock(lock);
         if (w->busy) {
                 usec_t running = now > w->running->started ? now - w->running->started : 0;
-                wedged = running >= w->timeout(&w->running->policy, w->running->decision.kind) + ACTION_WEDGED_MARGIN;
+                wedged = running >= w->timeout(&w->running->policy, w->running->decision.action) + ACTION_WEDGED_MARGIN;
                 if (wedged) {
                         *ret_decision = w->running->decision;
                         *ret_running = running;

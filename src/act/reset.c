@@ -7,6 +7,7 @@
 
 #include "hooks.h"
 #include "memgov/actuator.h"
+#include "reset.h"
 #include "memgov/sessions.h"
 #include "memgov/sql.h"
 #include "memgov/strutil.h"
@@ -148,7 +149,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         return killed > 0 ? 0 : -EIO;
 }
 
-int reset_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
+int reset_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
         const Policy *p = c->policy;
         char why[512], out[256];
         int r;

@@ -12,6 +12,7 @@
 
 #include "hooks.h"
 #include "memgov/actuator.h"
+#include "restart.h"
 #include "memgov/clock.h"
 #include "memgov/sql.h"
 #include "memgov/units.h"
@@ -220,7 +221,7 @@ static void run_hook(const ActionContext *c, const Decision *d, const char *even
                 snprintf(note, size, "; %s %s", event, c->dry_run ? out : "done");
 }
 
-int restart_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
+int restart_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
         const ActionTarget *t = c->target;
         const Policy *p = c->policy;
         char flush[256] = "", pre[600] = "", post[600] = "", undo[600] = "", saved[32] = "", why[512],

@@ -469,3 +469,30 @@ json_object *trim_report_json(pid_t pid, const TrimReport *r, int error, const c
         json_object_object_add(o, "freed", json_object_new_uint64(r->freed));
         return o;
 }
+
+/* The trim rung's actuator. */
+int trim_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        const ActionTarget *t = c->target;
+        char why[512];
+        TrimReport rep;
+
+        if (t->pid <= 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "trim: no server process in %s", t->description);
+                return -ESRCH;
+        }
+        if (action_target_check(t) < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "trim: process %d is not the server any more", (int) t->pid);
+                return -ESRCH;
+        }
+        int r = trim_run(c->policy, t->pid, t->starttime, 0, d->trim_method, c->dry_run, -1, &rep, why, sizeof(why));
+        trim_report_text(t->pid, &rep, r, why, c->dry_run, ret->detail, sizeof(ret->detail));
+        if (r < 0)
+                return r;
+        if (rep.has_freed && !c->dry_run) {
+                ret->has_freed = true;
+                ret->freed = rep.freed;
+        }
+        if (!c->dry_run && rep.method == TRIM_PTRACE)
+                ret->held = rep.inject.held;
+        return 0;
+}

@@ -4,6 +4,7 @@
 #include <limits.h>
 
 #include "inject.h"
+#include "memgov/actuator.h"
 #include "memgov/parse-proc.h"
 #include "memgov/policy.h"
 
@@ -59,3 +60,6 @@ int trim_run(const Policy *p, pid_t pid, uint64_t starttime, pid_t tid, TrimMeth
 /* One line, as `memgov trim` and the daemon's logs print it. */
 void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run, char *buf, size_t size);
 struct json_object *trim_report_json(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run);
+
+/* The trim rung's actuator (actuator_fn): trim_run on the target, its report as the result. */
+int trim_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);

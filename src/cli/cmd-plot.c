@@ -195,32 +195,16 @@ int plot_feed_new(const char *path, const char *verb, const char *title, const P
 }
 
 static bool event_kind(const Decision *d, PlotEventKind *ret) {
-        switch (d->kind) {
-        case DECISION_TRIM:
-                *ret = PLOT_EVENT_TRIM;
+        if (decision_is_action(d)) {
+                *ret = d->action;
                 return true;
-        case DECISION_SET_HIGH:
-                *ret = PLOT_EVENT_SET_HIGH;
-                return true;
-        case DECISION_SET_MAX:
-                *ret = PLOT_EVENT_SET_MAX;
-                return true;
-        case DECISION_RESET:
-                *ret = PLOT_EVENT_RESET;
-                return true;
-        case DECISION_RESTART:
-                *ret = PLOT_EVENT_RESTART;
-                return true;
-        case DECISION_EVENT:
-                /* Of what the engine observes, the OOM kills go on the chart. */
-                if (d->oom_kill) {
-                        *ret = PLOT_EVENT_OOM_KILL;
-                        return true;
-                }
-                return false;
-        default:
-                return false;
         }
+        /* Of what the engine observes, the OOM kills go on the chart. */
+        if (d->kind == DECISION_EVENT && d->oom_kill) {
+                *ret = PLOT_EVENT_OOM_KILL;
+                return true;
+        }
+        return false;
 }
 
 void plot_feed_step(PlotFeed *pf, const Sample *s, const EngineOutput *out) {
@@ -228,10 +212,12 @@ void plot_feed_step(PlotFeed *pf, const Sample *s, const EngineOutput *out) {
 
         for (unsigned i = 0; i < out->n_decisions; i++) {
                 const Decision *d = &out->decisions[i];
-                if (d->kind == DECISION_SET_HIGH) {
+                if (!decision_is_action(d))
+                        continue;
+                if (d->action == ACTION_SET_HIGH) {
                         pf->high_set = true;
                         pf->high = d->value;
-                } else if (d->kind == DECISION_SET_MAX) {
+                } else if (d->action == ACTION_SET_MAX) {
                         /* Raised during a restart, then put back to what the trace shows. */
                         pf->max_set = !(cgroup && d->value == s->memory_max);
                         pf->max = d->value;
@@ -256,9 +242,9 @@ void plot_feed_step(PlotFeed *pf, const Sample *s, const EngineOutput *out) {
                 PlotEventKind k;
                 if (!event_kind(d, &k))
                         continue;
-                bool value = k == PLOT_EVENT_SET_HIGH || k == PLOT_EVENT_SET_MAX;
+                bool value = decision_is_action(d) && action_info(d->action)->sets_limit;
                 (void) plot_add_event(pf->plot, out->now, k, value ? d->value : SIZE_UNKNOWN,
-                                      pf->dry_run && decision_is_action(d->kind));
+                                      pf->dry_run && decision_is_action(d));
         }
 }
 

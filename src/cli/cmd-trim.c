@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../act/trim.h"
+#include "trim.h"
 #include "cli.h"
 #include "memgov/sql.h"
 #include "memgov/units.h"

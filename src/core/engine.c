@@ -8,14 +8,26 @@
 #include "memgov/engine.h"
 #include "memgov/units.h"
 
-static const char *const decision_names[_DECISION_KIND_MAX] = {
-        [DECISION_LEVEL] = "level",     [DECISION_TRIM] = "trim",       [DECISION_SET_HIGH] = "memory.high",
-        [DECISION_SET_MAX] = "memory.max", [DECISION_RESET] = "reset", [DECISION_RESTART] = "restart",
-        [DECISION_EFFECT] = "effect",   [DECISION_HOLD] = "hold",       [DECISION_EVENT] = "event",
+static const char *const kind_names[_DECISION_KIND_MAX] = {
+        [DECISION_LEVEL] = "level",   [DECISION_ACTION] = "action", [DECISION_EFFECT] = "effect",
+        [DECISION_HOLD] = "hold",     [DECISION_EVENT] = "event",
 };
 
-const char *decision_kind_to_string(DecisionKind k) {
-        return k >= 0 && k < _DECISION_KIND_MAX ? decision_names[k] : "invalid";
+unsigned decision_class(const Decision *d) {
+        return d->kind == DECISION_ACTION ? DECISION_ACTION + (unsigned) d->action : decision_kind_class(d->kind);
+}
+
+const char *decision_class_to_string(unsigned c) {
+        if (c < DECISION_ACTION)
+                return kind_names[c];
+        if (c < DECISION_ACTION + _ACTION_KIND_MAX)
+                return action_kind_to_string((ActionKind) (c - DECISION_ACTION));
+        c = c + 1 - _ACTION_KIND_MAX;
+        return c < _DECISION_KIND_MAX ? kind_names[c] : "invalid";
+}
+
+const char *decision_name(const Decision *d) {
+        return decision_class_to_string(decision_class(d));
 }
 
 /* Reasons a step is held back. Shown once per change, not on every tick. */
@@ -107,7 +119,7 @@ unsigned engine_leave(const Engine *e, Decision *ret, unsigned max) {
         if (e->high_known && (e->ceiling_known || e->initial_known) && n < max) {
                 uint64_t back = e->ceiling_known ? e->high_ceiling : e->high_initial;
                 if (back != e->high_set) {
-                        ret[n] = (Decision) { .kind = DECISION_SET_HIGH, .level = e->level, .value = back,
+                        ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_SET_HIGH, .level = e->level, .value = back,
                                               .old_value = e->high_set };
                         snprintf(ret[n].reason, sizeof(ret[n].reason), "memgov stops: memory.high %s -> %s (%s)",
                                  format_bytes(a, e->high_set), format_bytes(b, back),
@@ -116,7 +128,8 @@ unsigned engine_leave(const Engine *e, Decision *ret, unsigned max) {
                 }
         }
         if (e->max_raised && n < max) {
-                ret[n] = (Decision) { .kind = DECISION_SET_MAX, .level = e->level, .value = e->max_original };
+                ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_SET_MAX, .level = e->level,
+                                      .value = e->max_original };
                 snprintf(ret[n].reason, sizeof(ret[n].reason), "memgov stops: restore memory.max to %s",
                          format_bytes(a, e->max_original));
                 n++;
@@ -129,9 +142,8 @@ void engine_restore_restarts(Engine *e, const usec_t *clock, unsigned n) {
         memcpy(e->restart_clock, clock + (n - e->n_restarts), e->n_restarts * sizeof(usec_t));
 }
 
-_printf_(3, 4) static Decision *emit(Tick *k, DecisionKind kind, const char *fmt, ...) {
+static Decision *emitv(Tick *k, DecisionKind kind, const char *fmt, va_list ap) {
         EngineOutput *out = k->out;
-        va_list ap;
 
         if (out->n_decisions >= ENGINE_MAX_DECISIONS)
                 return NULL; /* cannot happen with one ladder step per tick; never overflow */
@@ -142,9 +154,26 @@ _printf_(3, 4) static Decision *emit(Tick *k, DecisionKind kind, const char *fmt
         d->emergency = k->emergency;
         d->working_set = k->ws;
         d->budget = k->budget;
-        va_start(ap, fmt);
         vsnprintf(d->reason, sizeof(d->reason), fmt, ap);
+        return d;
+}
+
+_printf_(3, 4) static Decision *emit(Tick *k, DecisionKind kind, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        Decision *d = emitv(k, kind, fmt, ap);
         va_end(ap);
+        return d;
+}
+
+/* A decision for an actuator. */
+_printf_(3, 4) static Decision *emit_action(Tick *k, ActionKind a, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        Decision *d = emitv(k, DECISION_ACTION, fmt, ap);
+        va_end(ap);
+        if (d)
+                d->action = a;
         return d;
 }
 
@@ -376,7 +405,7 @@ static void note_action(Tick *k, ActionKind a, bool measure) {
 static void restore_max(Tick *k, const char *why) {
         Engine *e = k->e;
         char a[FORMAT_BYTES_MAX];
-        Decision *d = emit(k, DECISION_SET_MAX, "restore memory.max to %s%s", format_bytes(a, e->max_original), why);
+        Decision *d = emit_action(k, ACTION_SET_MAX, "restore memory.max to %s%s", format_bytes(a, e->max_original), why);
         if (d)
                 d->value = e->max_original;
         e->max_raised = false;
@@ -428,35 +457,22 @@ static void observe_failures(Tick *k) {
                 if (!(k->s->failed & (1u << a)))
                         continue;
                 ActionState *st = &e->act[a];
-                usec_t backoff;
-                switch (a) {
-                case ACTION_TRIM:
-                        backoff = p->step[LEVEL_TRIM].backoff;
-                        break;
-                case ACTION_RESET:
-                        backoff = p->step[LEVEL_RESET].backoff;
-                        break;
-                case ACTION_RESTART:
-                        backoff = p->step[LEVEL_RESTART].cooldown;
+                usec_t backoff = action_info(a)->backoff(p);
+                if (a == ACTION_RESTART)
                         e->restart_pending = false;
-                        break;
-                case ACTION_SET_HIGH:
+                else if (a == ACTION_SET_HIGH)
                         /* What is in memory.high now is not known: re-plan from the sample. */
                         e->high_known = false;
-                        backoff = 4 * p->settle;
-                        break;
-                default: {
+                else if (a == ACTION_SET_MAX) {
                         /* A raise that failed left memory.max as it was; a restore that failed
                          * left it raised: it is put back once the backoff is over. A restore
                          * decided in this very tick is not the one that failed. */
                         bool restore_now = false;
                         for (unsigned i = 0; i < k->out->n_decisions; i++)
-                                restore_now = restore_now || k->out->decisions[i].kind == DECISION_SET_MAX;
+                                restore_now = restore_now || (decision_is_action(&k->out->decisions[i]) &&
+                                                              k->out->decisions[i].action == ACTION_SET_MAX);
                         if (!restore_now)
                                 e->max_raised = e->max_restoring;
-                        backoff = 4 * p->settle;
-                        break;
-                }
                 }
                 st->pending = false;
                 st->spent = true;
@@ -464,7 +480,7 @@ static void observe_failures(Tick *k) {
                 char t[FORMAT_TIMESPAN_MAX];
                 Decision *d = emit(k, DECISION_EFFECT, "%s failed: not tried again for %s%s",
                                    action_kind_to_string(a), format_timespan(t, backoff),
-                                   a == ACTION_SET_HIGH || a == ACTION_SET_MAX ? "" : "; the ladder may move up");
+                                   action_info(a)->sets_limit ? "" : "; the ladder may move up");
                 if (d)
                         d->action = a;
         }
@@ -472,24 +488,19 @@ static void observe_failures(Tick *k) {
 
 static void measure_effects(Tick *k) {
         Engine *e = k->e;
-        static const struct {
-                ActionKind action;
-                Level level;
-        } measured[] = { { ACTION_TRIM, LEVEL_TRIM }, { ACTION_RESET, LEVEL_RESET } };
-
-        for (size_t i = 0; i < ELEMENTSOF(measured); i++) {
-                ActionKind a = measured[i].action;
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                const ActionInfo *info = action_info(a);
                 ActionState *st = &e->act[a];
-                const StepPolicy *sp = &k->p->step[measured[i].level];
+                const StepPolicy *sp = &k->p->step[info->level];
                 char x[FORMAT_BYTES_MAX], y[FORMAT_BYTES_MAX], g[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
                 char how[96];
                 int64_t gain;
 
-                if (!st->pending)
+                if (!info->measured || !st->pending)
                         continue;
                 if (k->s->reported & (1u << a)) {
                         /* The actuator measured it (RSS before and after, in the server itself). */
-                        uint64_t freed = a == ACTION_TRIM ? k->s->trim_freed : k->s->reset_freed;
+                        uint64_t freed = k->s->freed[a];
                         gain = freed > INT64_MAX ? INT64_MAX : (int64_t) freed;
                         snprintf(how, sizeof(how), "as measured by the %s", action_kind_to_string(a));
                 } else {
@@ -527,7 +538,7 @@ static void measure_effects(Tick *k) {
                                  "moves up if the working set keeps rising",
                                  what, gain <= 0 ? "nothing" : "only ", gain <= 0 ? "" : format_bytes(g, (uint64_t) gain),
                                  assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")",
-                                 level_to_string(measured[i].level), format_bytes(x, sp->min_gain),
+                                 level_to_string(info->level), format_bytes(x, sp->min_gain),
                                  format_timespan(t, st->backoff_until > k->now ? st->backoff_until - k->now : 0));
                 } else {
                         st->spent = false;
@@ -661,7 +672,7 @@ static void plan_high(Tick *k) {
         next = page_round(e, next);
         if (!why || next == cur)
                 return;
-        Decision *d = emit(k, DECISION_SET_HIGH, "%s: memory.high %s -> %s (%s)", k->ctx, format_bytes(a, cur),
+        Decision *d = emit_action(k, ACTION_SET_HIGH, "%s: memory.high %s -> %s (%s)", k->ctx, format_bytes(a, cur),
                            format_bytes(b, next), why);
         if (d) {
                 d->value = next;
@@ -744,11 +755,7 @@ static bool cooldown_over(const Tick *k, ActionKind a, Level l) {
 }
 
 usec_t engine_action_ready_at(const Engine *e, const Policy *p, ActionKind a) {
-        /* The rung whose cooldown paces each kind; memory.max goes with the restart, not on its own. */
-        static const Level rung[_ACTION_KIND_MAX] = {
-                [ACTION_TRIM] = LEVEL_TRIM, [ACTION_SET_HIGH] = LEVEL_THROTTLE, [ACTION_SET_MAX] = LEVEL_NORMAL,
-                [ACTION_RESET] = LEVEL_RESET, [ACTION_RESTART] = LEVEL_RESTART,
-        };
+        const ActionInfo *info = action_info(a);
         const ActionState *st = &e->act[a];
         usec_t ready = 0;
 
@@ -756,8 +763,8 @@ usec_t engine_action_ready_at(const Engine *e, const Policy *p, ActionKind a) {
                 /* plan_high: lowered again only a throttle cooldown after it last changed. */
                 if (e->high_known)
                         ready = e->high_changed + p->step[LEVEL_THROTTLE].cooldown;
-        } else if (rung[a] != LEVEL_NORMAL && st->last)
-                ready = st->last + p->step[rung[a]].cooldown;
+        } else if (info->paced && st->last)
+                ready = st->last + p->step[info->level].cooldown;
         if (st->spent && st->backoff_until > ready)
                 ready = st->backoff_until;
         return ready;
@@ -780,7 +787,7 @@ static void act(Tick *k) {
                         /* Raised from what it is, and put back to exactly that: the budget may be
                          * a budget.size below memory.max. */
                         uint64_t raised = page_round(e, s->memory_max + apply_bp(k->budget, p->max_raise));
-                        Decision *d = emit(k, DECISION_SET_MAX,
+                        Decision *d = emit_action(k, ACTION_SET_MAX,
                                            "raise memory.max %s -> %s while the server stops (restart.max-raise)",
                                            format_bytes(a, s->memory_max), format_bytes(b, raised));
                         if (d) {
@@ -792,7 +799,7 @@ static void act(Tick *k) {
                         e->max_restoring = false;
                 }
                 unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
-                Decision *d = emit(k, DECISION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", k->ctx,
+                Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", k->ctx,
                                    recent + 1, p->restart_max_per_day,
                                    k->emergency && p->n_windows > 0 ? ", emergency: outside the windows" : "");
                 if (d)
@@ -811,7 +818,7 @@ static void act(Tick *k) {
         if (e->level >= LEVEL_RESET && step_available(k, LEVEL_RESET) && !e->act[ACTION_RESET].spent &&
             cooldown_over(k, ACTION_RESET, LEVEL_RESET) && recheck(k, LEVEL_RESET)) {
                 bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY && k->emergency;
-                Decision *d = emit(k, DECISION_RESET,
+                Decision *d = emit_action(k, ACTION_RESET,
                                    "%s: reset up to %u session(s) holding at least %s, idle sessions first "
                                    "(idle at least %s)%s",
                                    k->ctx, p->reset_max, format_bytes(a, p->reset_min_memory),
@@ -829,7 +836,7 @@ static void act(Tick *k) {
 
         if (e->level >= LEVEL_TRIM && step_available(k, LEVEL_TRIM) && !e->act[ACTION_TRIM].spent &&
             cooldown_over(k, ACTION_TRIM, LEVEL_TRIM)) {
-                Decision *d = emit(k, DECISION_TRIM, "%s: trim (method %s)", k->ctx,
+                Decision *d = emit_action(k, ACTION_TRIM, "%s: trim (method %s)", k->ctx,
                                    trim_method_to_string(p->trim_method));
                 if (d)
                         d->trim_method = p->trim_method;

@@ -8,19 +8,8 @@
 #include "memgov/units.h"
 
 const char *decision_verb(const Decision *d, bool dry_run, char *buf, size_t size) {
-        static const char *const verbs[_DECISION_KIND_MAX] = {
-                [DECISION_LEVEL] = "level",
-                [DECISION_TRIM] = "trim",
-                [DECISION_SET_HIGH] = "set memory.high",
-                [DECISION_SET_MAX] = "set memory.max",
-                [DECISION_RESET] = "reset",
-                [DECISION_RESTART] = "restart",
-                [DECISION_EFFECT] = "effect",
-                [DECISION_HOLD] = "hold",
-                [DECISION_EVENT] = "event",
-        };
-        const char *v = d->kind >= 0 && d->kind < _DECISION_KIND_MAX ? verbs[d->kind] : "?";
-        snprintf(buf, size, "%s%s", dry_run && decision_is_action(d->kind) ? "would " : "", v);
+        const char *v = decision_is_action(d) ? action_info(d->action)->verb : decision_name(d);
+        snprintf(buf, size, "%s%s", dry_run && decision_is_action(d) ? "would " : "", v);
         return buf;
 }
 
@@ -72,7 +61,9 @@ void replay_summary_add(ReplaySummary *s, const EngineOutput *out) {
 
         for (unsigned i = 0; i < out->n_decisions; i++) {
                 const Decision *d = &out->decisions[i];
-                s->count[d->kind]++;
+                s->count[decision_class(d)]++;
+                if (decision_is_action(d))
+                        s->actions[d->action]++;
                 if (d->kind == DECISION_EFFECT)
                         s->freed += d->value;
                 if (d->kind == DECISION_EVENT && d->oom_kill)
@@ -162,14 +153,15 @@ void replay_summary_format(const ReplaySummary *s, void (*line)(void *userdata, 
                 line(userdata, buf);
         }
 
-        snprintf(buf, sizeof(buf),
-                 "  would have done  %lu trim(s), %lu memory.high change(s), %lu memory.max change(s), "
-                 "%lu connection reset(s), %lu graceful restart(s)",
-                 s->count[DECISION_TRIM], s->count[DECISION_SET_HIGH], s->count[DECISION_SET_MAX],
-                 s->count[DECISION_RESET], s->count[DECISION_RESTART]);
+        StrBuf did;
+        strbuf_init(&did, buf, sizeof(buf));
+        strbuf_printf(&did, "  would have done  ");
+        for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++)
+                strbuf_printf(&did, "%s%lu %s", k ? ", " : "", s->actions[k], action_info(k)->summary);
         line(userdata, buf);
         snprintf(buf, sizeof(buf), "  held back        %lu time(s); effects judged: %lu, freeing %s in all",
-                 s->count[DECISION_HOLD], s->count[DECISION_EFFECT], format_bytes(x, s->freed));
+                 s->count[decision_kind_class(DECISION_HOLD)],
+                 s->count[decision_kind_class(DECISION_EFFECT)], format_bytes(x, s->freed));
         line(userdata, buf);
         /* A replay decides on the trace as it was recorded: it cannot know what its own actions
          * would have given back, nor what the server would have done after them. */

@@ -34,8 +34,8 @@ void metrics_count_action(MetricsCounters *c, ActionKind kind, MetricsResult res
 
 void metrics_count_decisions(MetricsCounters *c, const EngineOutput *out) {
         for (unsigned i = 0; i < out->n_decisions; i++)
-                if (out->decisions[i].kind >= 0 && out->decisions[i].kind < _DECISION_KIND_MAX)
-                        c->decisions[out->decisions[i].kind]++;
+                if (decision_class(&out->decisions[i]) < _DECISION_CLASS_MAX)
+                        c->decisions[decision_class(&out->decisions[i])]++;
 }
 
 void metrics_escape_label(const char *s, char *buf, size_t size) {
@@ -180,14 +180,15 @@ static void render_counters(Out *o, const MetricsCounters *c) {
                         value(o, "memgov_actions_total", extra, (double) c->actions[k][r]);
                 }
         family(o, "memgov_reclaimed_bytes_total", "counter", "Memory the actions measured as given back, by kind.");
-        static const ActionKind freeing[] = { ACTION_TRIM, ACTION_RESET, ACTION_RESTART };
-        for (size_t i = 0; i < ELEMENTSOF(freeing); i++) {
-                snprintf(extra, sizeof(extra), "action=\"%s\"", action_kind_to_string(freeing[i]));
-                value(o, "memgov_reclaimed_bytes_total", extra, (double) c->reclaimed[freeing[i]]);
+        for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++) {
+                if (!action_info(k)->reclaims)
+                        continue;
+                snprintf(extra, sizeof(extra), "action=\"%s\"", action_kind_to_string(k));
+                value(o, "memgov_reclaimed_bytes_total", extra, (double) c->reclaimed[k]);
         }
         family(o, "memgov_decisions_total", "counter", "Decisions of the engine, by kind (actions, holds, effects, events).");
-        for (DecisionKind k = 0; k < _DECISION_KIND_MAX; k++) {
-                snprintf(extra, sizeof(extra), "kind=\"%s\"", decision_kind_to_string(k));
+        for (unsigned k = 0; k < _DECISION_CLASS_MAX; k++) {
+                snprintf(extra, sizeof(extra), "kind=\"%s\"", decision_class_to_string(k));
                 value(o, "memgov_decisions_total", extra, (double) c->decisions[k]);
         }
 

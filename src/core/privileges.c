@@ -2,6 +2,7 @@
 #include <linux/capability.h>
 #include <stdio.h>
 
+#include "memgov/action.h"
 #include "memgov/privileges.h"
 #include "memgov/strutil.h"
 
@@ -19,23 +20,11 @@ uint64_t privileges_needed(const Policy *p, const PrivilegeNeeds *n) {
         /* mlockall(MCL_FUTURE) keeps locking new mappings past RLIMIT_MEMLOCK only with it. */
         if (n->locked)
                 caps |= CAP(CAP_IPC_LOCK);
-        /* Files of the server's user that are private to it: its descriptors (/proc/PID/fd, 0500),
-         * to find its own socket, and a path through a data directory that may be 0700; what its
-         * threads are doing (/proc/PID/task/TID/syscall, 0400), to inject the trim. */
-        bool sql = (p->step[LEVEL_RESET].enabled && p->reset_method == RESET_SQL) ||
-                   (p->step[LEVEL_TRIM].enabled && p->trim_method != TRIM_PTRACE) ||
-                   (p->step[LEVEL_RESTART].enabled && p->preflush);
-        bool ptrace = p->step[LEVEL_TRIM].enabled && p->trim_method != TRIM_SQL;
-        if ((sql && streq(p->sql_socket, "auto") && !p->sql_host[0]) || ptrace)
-                caps |= CAP(CAP_DAC_READ_SEARCH);
-        if (n->dry_run)
-                return caps;
-        /* Signals to the server's processes, which belong to another user: a graceful restart
-         * outside systemd (SIGTERM through a pidfd) and a reset by signal. Under systemd the
-         * restart goes through RestartUnit, which needs no capability. */
-        if ((p->step[LEVEL_RESTART].enabled && !n->unit) ||
-            (p->step[LEVEL_RESET].enabled && p->reset_method == RESET_SIGNAL))
-                caps |= CAP(CAP_KILL);
+        /* What each action the policy lets happen needs (the registry, action.c): files of the
+         * server's user that are private to it, signals to its processes. */
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
+                if (action_enabled(p, a))
+                        caps |= action_info(a)->capabilities(p, n);
         return caps;
 }
 

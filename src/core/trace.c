@@ -65,18 +65,37 @@ static const TraceColumn columns[] = {
         C("host_total", T_U64, host_total, SAMPLE_HAS_HOST, true),
         C("ws", T_U64, ws, SAMPLE_HAS_WS, true),
         C("failed", T_FAILED, failed, 0, false),
-        C("trim_freed", T_U64, trim_freed, 0, false),
-        C("reset_freed", T_U64, reset_freed, 0, false),
         C("pending", T_FAILED, pending, 0, false),
         C("limits_readonly", T_UINT, limits_readonly, 0, false),
 };
 
-#define N_COLUMNS ELEMENTSOF(columns)
+#define N_FIXED ELEMENTSOF(columns)
+/* After them, one column per action whose actuator measures what it gave back (the registry's
+ * freed_column, "trim_freed"), in registry order: column N_FIXED + ActionKind. */
+#define N_COLUMNS (N_FIXED + _ACTION_KIND_MAX)
 /* Indexes into columns[] the reader needs by position (checked by the unit tests). */
 #define COL_MEMORY_HIGH 4
 #define COL_PSI_FULL_AVG10 21
-#define COL_TRIM_FREED 34
-#define COL_RESET_FREED 35
+
+static bool column_exists(size_t i) {
+        return i < N_FIXED || (i < N_COLUMNS && action_info((ActionKind) (i - N_FIXED))->freed_column);
+}
+
+static TraceColumn column(size_t i) {
+        if (i < N_FIXED)
+                return columns[i];
+        return (TraceColumn) { .name = action_info((ActionKind) (i - N_FIXED))->freed_column,
+                               .type = T_U64,
+                               .offset = offsetof(Sample, freed) + (i - N_FIXED) * sizeof(uint64_t) };
+}
+
+/* The freed figure of an action is there when its actuator reported one. */
+static bool column_is_freed(size_t i, ActionKind *ret) {
+        if (i < N_FIXED)
+                return false;
+        *ret = (ActionKind) (i - N_FIXED);
+        return true;
+}
 
 _printf_(2, 3) static int fail(TraceReader *r, const char *fmt, ...) {
         va_list ap;
@@ -95,7 +114,9 @@ void trace_reader_init(TraceReader *r, uint64_t unit, const char *column) {
 int trace_format_header(char *buf, size_t size) {
         size_t n = 0;
         for (size_t i = 0; i < N_COLUMNS; i++) {
-                int k = snprintf(buf + n, size - n, "%s%s", i ? "," : "", columns[i].name);
+                if (!column_exists(i))
+                        continue;
+                int k = snprintf(buf + n, size - n, "%s%s", i ? "," : "", column(i).name);
                 if (k < 0 || (size_t) k >= size - n)
                         return -ENOBUFS;
                 n += (size_t) k;
@@ -137,14 +158,16 @@ int trace_format_row(const Sample *s, char *buf, size_t size) {
         size_t n = 0;
 
         for (size_t i = 0; i < N_COLUMNS; i++) {
-                const TraceColumn *c = &columns[i];
+                if (!column_exists(i))
+                        continue;
+                TraceColumn col = column(i);
+                const TraceColumn *c = &col;
                 const void *f = (const char *) s + c->offset;
                 char v[96] = "";
                 bool present = c->group == 0 || (s->has & c->group);
-                if (i == COL_TRIM_FREED)
-                        present = s->reported & (1u << ACTION_TRIM);
-                else if (i == COL_RESET_FREED)
-                        present = s->reported & (1u << ACTION_RESET);
+                ActionKind a;
+                if (column_is_freed(i, &a))
+                        present = s->reported & (1u << a);
 
                 if (c->offset >= offsetof(Sample, psi.full) && c->offset < offsetof(Sample, psi.full) + sizeof(PsiLine))
                         present = present && s->psi.has_full;
@@ -348,9 +371,9 @@ static int setup_memgov(TraceReader *r, Span *fields, unsigned n) {
         for (unsigned i = 0; i < n; i++) {
                 r->col_field[i] = -1;
                 for (size_t c = 0; c < N_COLUMNS; c++)
-                        if (span_eq(fields[i], columns[c].name)) {
+                        if (column_exists(c) && span_eq(fields[i], column(c).name)) {
                                 if (seen[c])
-                                        return fail(r, "column '%s' appears twice", columns[c].name);
+                                        return fail(r, "column '%s' appears twice", column(c).name);
                                 seen[c] = true;
                                 r->col_field[i] = (int) c;
                         }
@@ -428,10 +451,10 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
         if (n != r->n_columns)
                 return fail(r, "%u cells, the header has %u columns", n, r->n_columns);
         for (unsigned i = 0; i < n; i++) {
-                const TraceColumn *c = &columns[r->col_field[i]];
+                TraceColumn c = column((size_t) r->col_field[i]);
                 if (fields[i].n == 0)
                         continue;
-                if ((k = parse_cell(r, c, fields[i], &s)) < 0)
+                if ((k = parse_cell(r, &c, fields[i], &s)) < 0)
                         return k;
                 present[r->col_field[i]] = true;
         }
@@ -444,7 +467,7 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
         for (size_t g = 0; g < ELEMENTSOF(groups); g++) {
                 unsigned req = 0, have = 0, any = 0;
                 const char *missing = NULL, *given = NULL;
-                for (size_t c = 0; c < N_COLUMNS; c++) {
+                for (size_t c = 0; c < N_FIXED; c++) {
                         if (columns[c].group != groups[g])
                                 continue;
                         if (present[c]) {
@@ -465,10 +488,11 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
                 else if (any > 0)
                         return fail(r, "%s is set but %s is empty (expected both or neither)", given, missing);
         }
-        if (present[COL_TRIM_FREED])
-                s.reported |= 1u << ACTION_TRIM;
-        if (present[COL_RESET_FREED])
-                s.reported |= 1u << ACTION_RESET;
+        for (size_t c = N_FIXED; c < N_COLUMNS; c++) {
+                ActionKind a;
+                if (present[c] && column_is_freed(c, &a))
+                        s.reported |= 1u << a;
+        }
         if ((s.has & SAMPLE_HAS_CGROUP) && !present[COL_MEMORY_HIGH])
                 s.memory_high = SIZE_UNLIMITED;
         s.psi.has_full = present[COL_PSI_FULL_AVG10];

@@ -7,19 +7,17 @@
 #include "memgov/format.h"
 #include "memgov/log.h"
 
-const char *decision_message_id(DecisionKind k) {
+const char *decision_message_id(const Decision *d) {
+        /* An action's id is its row's in the registry; the other kinds have theirs here. */
         static const char *const ids[_DECISION_KIND_MAX] = {
                 [DECISION_LEVEL] = "0d101adb2a0c43709e70636c5a7a591c",
-                [DECISION_TRIM] = "1262f995102f42428305d0c7e15c8019",
-                [DECISION_SET_HIGH] = "303c01d3321c48119618c91ffa030833",
-                [DECISION_SET_MAX] = "9fd1c55faef1443db0947c34fcc03780",
-                [DECISION_RESET] = "3463c69795ad41739599c8b28c573430",
-                [DECISION_RESTART] = "f35287a3f95646a58ea0fec8bf1de717",
                 [DECISION_EFFECT] = "85257ad846124dea8d7e5c13eea70aaf",
                 [DECISION_HOLD] = "dee2433363744e9fbb51a85de1f4b709",
                 [DECISION_EVENT] = "88bff9ab44fd43d580d8b98c71f5caec",
         };
-        return k >= 0 && k < _DECISION_KIND_MAX ? ids[k] : ids[DECISION_EVENT];
+        if (decision_is_action(d))
+                return action_info(d->action)->message_id;
+        return d->kind >= 0 && d->kind < _DECISION_KIND_MAX && ids[d->kind] ? ids[d->kind] : ids[DECISION_EVENT];
 }
 
 static int priority(const Decision *d) {
@@ -43,7 +41,7 @@ void decision_log(const EngineOutput *out, const Decision *d, bool dry_run, cons
         decision_verb(d, dry_run, verb, sizeof(verb));
         snprintf(line, size, "%-16s %s", verb, d->reason);
 
-        snprintf(f[n], sizeof(f[n]), "MEMGOV_KIND=%s", decision_kind_to_string(d->kind));
+        snprintf(f[n], sizeof(f[n]), "MEMGOV_KIND=%s", decision_name(d));
         fields[n] = f[n];
         n++;
         snprintf(f[n], sizeof(f[n]), "MEMGOV_LEVEL=%s", level_to_string(d->level));
@@ -78,7 +76,7 @@ void decision_log(const EngineOutput *out, const Decision *d, bool dry_run, cons
                 fields[n] = f[n];
                 n++;
         }
-        if (d->kind == DECISION_SET_HIGH || d->kind == DECISION_SET_MAX || d->kind == DECISION_EFFECT) {
+        if ((decision_is_action(d) && action_info(d->action)->sets_limit) || d->kind == DECISION_EFFECT) {
                 snprintf(f[n], sizeof(f[n]), "MEMGOV_VALUE=%" PRIu64, d->value);
                 fields[n] = f[n];
                 n++;
@@ -89,20 +87,20 @@ void decision_log(const EngineOutput *out, const Decision *d, bool dry_run, cons
                 n++;
         }
         fields[n] = NULL;
-        log_struct(priority(d), decision_message_id(d->kind), fields, "%s", line);
+        log_struct(priority(d), decision_message_id(d), fields, "%s", line);
 }
 
 void action_result_log(const Decision *d, const ActionResult *r, bool dry_run) {
         const char *fields[] = { NULL, NULL };
         char kind[64];
-        snprintf(kind, sizeof(kind), "MEMGOV_KIND=%s", decision_kind_to_string(d->kind));
+        snprintf(kind, sizeof(kind), "MEMGOV_KIND=%s", decision_name(d));
         fields[0] = kind;
         if (r->error < 0 && r->explained)
                 log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s",
-                           decision_kind_to_string(d->kind), r->detail);
+                           decision_name(d), r->detail);
         else if (r->error < 0)
                 log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s%s%s",
-                           decision_kind_to_string(d->kind), r->detail, r->detail[0] ? ": " : "", strerror(-r->error));
+                           decision_name(d), r->detail, r->detail[0] ? ": " : "", strerror(-r->error));
         else if (r->detail[0])
                 log_struct(dry_run ? LOG_INFO : LOG_NOTICE, MESSAGE_ID_ACTION_RESULT, fields, "-> %s", r->detail);
 }

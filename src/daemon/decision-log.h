@@ -8,7 +8,7 @@
 /* Stable MESSAGE_IDs, one per kind of decision, so that journalctl MESSAGE_ID=... finds them. */
 #define MESSAGE_ID_TARGET "4c1b7a6ad9d24b8f9a5a7c3ee0b7d001"
 #define MESSAGE_ID_ACTION_RESULT "fa84d666fb7d4c27bc005224bf093c18"
-const char *decision_message_id(DecisionKind k);
+const char *decision_message_id(const Decision *d);
 
 /* Logs one decision once, with its figures as journal fields; fills line with the text as
  * logged ("would trim     working set ...: trim (method auto)"). */

@@ -308,18 +308,8 @@ static void remember_result(Manager *m, const ActionJob *j) {
 }
 
 /* How long an action may run before the engine hears it failed. */
-static usec_t action_timeout(const Policy *p, DecisionKind k) {
-        switch (k) {
-        case DECISION_SET_HIGH:
-        case DECISION_SET_MAX:
-                return 10 * USEC_PER_SEC;
-        case DECISION_TRIM:
-                return 45 * USEC_PER_SEC;
-        case DECISION_RESET:
-                return 2 * p->sql_connect_timeout + 3 * p->sql_query_timeout + p->hook_timeout + 45 * USEC_PER_SEC;
-        default: /* a restart: pre-flush, hooks, the stop itself */
-                return p->preflush_timeout + 2 * p->hook_timeout + p->stop_timeout + 30 * USEC_PER_SEC;
-        }
+static usec_t action_timeout(const Policy *p, ActionKind k) {
+        return action_info(k)->timeout(p);
 }
 
 /* The restart history, so that max-per-day holds across governor restarts: written to a new
@@ -404,11 +394,11 @@ static void act_on(Manager *m, const EngineOutput *out) {
                 char line[640];
 
                 decision_log(out, d, m->opts.dry_run, &m->target, line, sizeof(line));
-                if (!decision_is_action(d->kind)) {
+                if (!decision_is_action(d)) {
                         remember(m, out, d, line, 0);
                         continue;
                 }
-                if (d->kind == DECISION_RESTART)
+                if (d->action == ACTION_RESTART)
                         save_state(m);
                 ActionJob *job = m->scratch; /* the worker copies it */
                 job->decision = *d;
@@ -420,10 +410,9 @@ static void act_on(Manager *m, const EngineOutput *out) {
                 if (r < 0) {
                         if (job->target.cgroup_fd >= 0)
                                 close(job->target.cgroup_fd);
-                        log_warning("%s dropped: the actions before it are still being carried out",
-                                    decision_kind_to_string(d->kind));
-                        m->feedback.failed |= 1u << decision_action_kind(d->kind);
-                        metrics_count_action(&m->metrics, decision_action_kind(d->kind), METRICS_RESULT_FAILED, 0, 0);
+                        log_warning("%s dropped: the actions before it are still being carried out", decision_name(d));
+                        action_feedback_fail(&m->feedback, d->action);
+                        metrics_count_action(&m->metrics, d->action, METRICS_RESULT_FAILED, 0, 0);
                         remember(m, out, d, line, 0);
                         continue;
                 }
@@ -437,7 +426,7 @@ static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdat
         for (unsigned i = 0; i < n; i++) {
                 const ActionJob *j = &m->collected[i];
                 action_result_log(&j->decision, &j->result, j->dry_run);
-                metrics_count_action(&m->metrics, decision_action_kind(j->decision.kind),
+                metrics_count_action(&m->metrics, j->decision.action,
                                      j->dry_run ? METRICS_RESULT_DRY_RUN
                                      : j->result.error < 0 ? METRICS_RESULT_FAILED
                                                            : METRICS_RESULT_DONE,
@@ -458,11 +447,11 @@ static void check_overdue(Manager *m, usec_t now) {
 
         if (!action_worker_current(&m->worker, &id, &d, &started) || id == m->overdue_job)
                 return;
-        if (now - started < action_timeout(&m->policy, d.kind))
+        if (now - started < action_timeout(&m->policy, d.action))
                 return;
         m->overdue_job = id;
-        m->feedback.failed |= 1u << decision_action_kind(d.kind);
-        log_warning("%s still running after %s: counted as failed", decision_kind_to_string(d.kind),
+        action_feedback_fail(&m->feedback, d.action);
+        log_warning("%s still running after %s: counted as failed", decision_name(&d),
                     format_timespan(t, now - started));
 }
 
@@ -560,16 +549,16 @@ void manager_tick(Manager *m, const char *reason) {
         report_read_errors(m);
 
         check_overdue(m, mono);
-        action_feedback_apply(&m->feedback, &s);
         s.limits_readonly = limits_readonly(m);
-        s.pending |= action_worker_pending(&m->worker);
+        unsigned pending = action_worker_pending(&m->worker);
         if (m->opts.record_only) {
+                action_feedback_apply(&m->feedback, &s, pending);
                 write_record(m, &s);
                 m->last_sample = s;
                 arm_timer(m, m->opts.record_interval);
                 return;
         }
-        engine_step(m->engine, &m->policy, &s, s.mono, &out);
+        engine_tick(m->engine, &m->feedback, &m->policy, &s, pending, &out);
         m->metrics.samples++;
         metrics_count_decisions(&m->metrics, &out);
         m->last = out;
@@ -619,7 +608,7 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
         if (action_worker_wedged(&w->manager->worker, now, &d, &running)) {
                 if (!w->withheld)
                         log_error("the action thread is wedged: %s running for %s, past its timeout: watchdog pings "
-                                  "stop, for systemd to restart memgov", decision_kind_to_string(d.kind),
+                                  "stop, for systemd to restart memgov", decision_name(&d),
                                   format_timespan(t, running));
                 w->withheld = true;
         } else {

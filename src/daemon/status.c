@@ -77,19 +77,18 @@ static json_object *sample_json(const Sample *s) {
 static json_object *actions_json(const Manager *m) {
         json_object *a = json_object_new_object();
         const Engine *e = m->engine;
-        static const ActionKind list[] = { ACTION_TRIM, ACTION_SET_HIGH, ACTION_SET_MAX, ACTION_RESET, ACTION_RESTART };
         usec_t now = m->last.now;
-        for (size_t i = 0; i < ELEMENTSOF(list); i++) {
-                const ActionState *st = &e->act[list[i]];
+        for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++) {
+                const ActionState *st = &e->act[k];
                 json_object *o = json_object_new_object();
                 json_object_object_add(o, "count", json_object_new_int((int) st->count));
                 json_object_object_add(o, "last_s_ago", st->last ? json_object_new_uint64((now - st->last) / USEC_PER_SEC) : NULL);
-                usec_t next = engine_action_ready_at(e, &m->policy, list[i]);
+                usec_t next = engine_action_ready_at(e, &m->policy, k);
                 json_object_object_add(o, "ready_in_s", next > now ? json_object_new_uint64((next - now) / USEC_PER_SEC) : json_object_new_int(0));
                 json_object_object_add(o, "not_helping", json_object_new_boolean(st->spent));
-                json_object_object_add(o, "last_gain", st->count && !st->pending && (list[i] == ACTION_TRIM || list[i] == ACTION_RESET)
+                json_object_object_add(o, "last_gain", st->count && !st->pending && action_info(k)->measured
                                                                ? json_object_new_int64(st->last_gain) : NULL);
-                json_object_object_add(a, action_kind_to_string(list[i]), o);
+                json_object_object_add(a, action_kind_to_string(k), o);
         }
         return a;
 }
@@ -133,7 +132,7 @@ static json_object *worker_json(const Manager *m, usec_t now) {
         bool overdue = busy && action_worker_wedged(&m->worker, now, &d, &running);
 
         json_object_object_add(w, "busy", json_object_new_boolean(busy));
-        json_object_object_add(w, "action", busy ? json_object_new_string(decision_kind_to_string(d.kind)) : NULL);
+        json_object_object_add(w, "action", busy ? json_object_new_string(decision_name(&d)) : NULL);
         /* now was read before the job may have started */
         running = busy && now > started ? now - started : 0;
         json_object_object_add(w, "running_s", busy ? json_object_new_uint64(running / USEC_PER_SEC) : NULL);
@@ -174,7 +173,7 @@ json_object *manager_status_json(const Manager *m) {
                 const HistoryEntry *h = &m->history[(m->history_head + i) % MANAGER_HISTORY];
                 json_object *e = json_object_new_object();
                 json_object_object_add(e, "time", time_json(h->mono, h->wall, h->utc_offset, m->started));
-                json_object_object_add(e, "kind", json_object_new_string(decision_kind_to_string(h->decision.kind)));
+                json_object_object_add(e, "kind", json_object_new_string(decision_name(&h->decision)));
                 json_object_object_add(e, "level", json_object_new_string(level_to_string(h->decision.level)));
                 json_object_object_add(e, "line", json_object_new_string(h->line));
                 json_object_object_add(e, "result", h->result[0] ? json_object_new_string(h->result) : NULL);

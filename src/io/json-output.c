@@ -30,23 +30,24 @@ json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "time", time_json(out->now, out->wall, out->utc_offset, start_mono));
-        json_object_object_add(o, "kind", json_object_new_string(decision_kind_to_string(d->kind)));
+        json_object_object_add(o, "kind", json_object_new_string(decision_name(d)));
         json_object_object_add(o, "level", json_object_new_string(level_to_string(d->level)));
         if (d->kind == DECISION_LEVEL)
                 json_object_object_add(o, "from", json_object_new_string(level_to_string(d->from)));
         if (d->kind == DECISION_EFFECT || d->kind == DECISION_HOLD)
                 json_object_object_add(o, "action", json_object_new_string(action_kind_to_string(d->action)));
-        if (d->kind == DECISION_SET_HIGH || d->kind == DECISION_SET_MAX || d->kind == DECISION_EFFECT)
+        bool action = decision_is_action(d);
+        if ((action && action_info(d->action)->sets_limit) || d->kind == DECISION_EFFECT)
                 json_object_object_add(o, "value", size_or_max_json(d->value));
-        if (d->kind == DECISION_TRIM)
+        if (action && d->action == ACTION_TRIM)
                 json_object_object_add(o, "method", json_object_new_string(trim_method_to_string(d->trim_method)));
-        if (d->kind == DECISION_RESET) {
+        if (action && d->action == ACTION_RESET) {
                 json_object_object_add(o, "max_sessions", json_object_new_int((int) d->reset_max));
                 json_object_object_add(o, "min_memory", json_object_new_uint64(d->reset_min_memory));
                 json_object_object_add(o, "min_idle_us", json_object_new_uint64(d->reset_min_idle));
                 json_object_object_add(o, "in_transaction", json_object_new_boolean(d->reset_in_trx));
         }
-        if (d->kind == DECISION_RESTART)
+        if (action && d->action == ACTION_RESTART)
                 json_object_object_add(o, "preflush", json_object_new_boolean(d->preflush));
         json_object_object_add(o, "emergency", json_object_new_boolean(d->emergency));
         engine_output_add_json(o, out);
@@ -79,8 +80,8 @@ json_object *summary_to_json(const ReplaySummary *s) {
         json_object_object_add(o, "budget_reached",
                                s->over_budget ? time_json(s->over_mono, s->over_wall, s->utc_offset, s->first_mono) : NULL);
         json_object_object_add(o, "oom_kills", json_object_new_uint64(s->oom_kills));
-        for (DecisionKind k = 0; k < _DECISION_KIND_MAX; k++)
-                json_object_object_add(counts, decision_kind_to_string(k), json_object_new_uint64(s->count[k]));
+        for (unsigned k = 0; k < _DECISION_CLASS_MAX; k++)
+                json_object_object_add(counts, decision_class_to_string(k), json_object_new_uint64(s->count[k]));
         json_object_object_add(o, "decisions", counts);
         json_object_object_add(o, "freed", json_object_new_uint64(s->freed));
         return o;

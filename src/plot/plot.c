@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <cairo-svg.h>
 #include <cairo.h>
 #include <errno.h>
@@ -242,7 +243,7 @@ int plot_add_sample(Plot *p, const PlotPoint *pt) {
 }
 
 int plot_add_event(Plot *p, usec_t t, PlotEventKind kind, uint64_t value, bool dry_run) {
-        if (!p->started || t < p->t0 || kind < 0 || kind >= _PLOT_EVENT_KIND_MAX)
+        if (!p->started || t < p->t0 || kind >= _PLOT_EVENT_KIND_MAX)
                 return -EINVAL;
         Bucket *b = plot_bucket(p, t);
         if (!bucket_has_events(b))
@@ -272,31 +273,23 @@ static const char *const series_name[_PLOT_SERIES_MAX] = {
         [PLOT_BUDGET] = "budget",           [PLOT_ETA] = "time left",
 };
 
-static const uint32_t event_rgb[_PLOT_EVENT_KIND_MAX] = {
-        [PLOT_EVENT_TRIM] = PLOT_RGB_EVENT_TRIM,       [PLOT_EVENT_SET_HIGH] = PLOT_RGB_EVENT_SET_HIGH,
-        [PLOT_EVENT_SET_MAX] = PLOT_RGB_EVENT_SET_MAX, [PLOT_EVENT_RESET] = PLOT_RGB_EVENT_RESET,
-        [PLOT_EVENT_RESTART] = PLOT_RGB_EVENT_RESTART, [PLOT_EVENT_OOM_KILL] = PLOT_RGB_EVENT_OOM_KILL,
-};
+/* An action's colours and labels are its row's in the registry; the OOM kill's are here. */
+static uint32_t event_rgb(PlotEventKind k) {
+        return k == PLOT_EVENT_OOM_KILL ? PLOT_RGB_EVENT_OOM_KILL : action_info((ActionKind) k)->chart_rgb;
+}
 
 /* Darker shades for the labels' text, readable on white. */
-static const uint32_t event_text_rgb[_PLOT_EVENT_KIND_MAX] = {
-        [PLOT_EVENT_TRIM] = 0x2e7d32,  [PLOT_EVENT_SET_HIGH] = 0xb35900, [PLOT_EVENT_SET_MAX] = 0xb71c1c,
-        [PLOT_EVENT_RESET] = 0x5e3c99, [PLOT_EVENT_RESTART] = 0xad1457,  [PLOT_EVENT_OOM_KILL] = 0x8c2d04,
-};
+static uint32_t event_text_rgb(PlotEventKind k) {
+        return k == PLOT_EVENT_OOM_KILL ? 0x8c2d04 : action_info((ActionKind) k)->chart_text_rgb;
+}
 
-static const char *const event_name[_PLOT_EVENT_KIND_MAX] = {
-        [PLOT_EVENT_TRIM] = "trim",   [PLOT_EVENT_SET_HIGH] = "high",   [PLOT_EVENT_SET_MAX] = "max",
-        [PLOT_EVENT_RESET] = "reset", [PLOT_EVENT_RESTART] = "restart", [PLOT_EVENT_OOM_KILL] = "OOM kill",
-};
+static const char *event_name(PlotEventKind k) {
+        return k == PLOT_EVENT_OOM_KILL ? "OOM kill" : action_info((ActionKind) k)->chart_label;
+}
 
-static const char *const event_legend[_PLOT_EVENT_KIND_MAX] = {
-        [PLOT_EVENT_TRIM] = "trim",
-        [PLOT_EVENT_SET_HIGH] = "memory.high set",
-        [PLOT_EVENT_SET_MAX] = "memory.max set",
-        [PLOT_EVENT_RESET] = "reset",
-        [PLOT_EVENT_RESTART] = "restart",
-        [PLOT_EVENT_OOM_KILL] = "OOM kill",
-};
+static const char *event_legend(PlotEventKind k) {
+        return k == PLOT_EVENT_OOM_KILL ? "OOM kill" : action_info((ActionKind) k)->chart_legend;
+}
 
 #define RGB_TEXT  0x202020
 #define RGB_MUTED 0x606060
@@ -690,12 +683,13 @@ static unsigned group_label(const Group *g, LabelPart parts[static _PLOT_EVENT_K
                 char v[FORMAT_BYTES_MAX];
                 lp->kind = k;
                 if (g->ev.count[k] > 1)
-                        snprintf(lp->text, sizeof(lp->text), "%s%s \u00d7%u", would, event_name[k], g->ev.count[k]);
-                else if ((k == PLOT_EVENT_SET_HIGH || k == PLOT_EVENT_SET_MAX) && g->ev.value[k] != SIZE_UNKNOWN)
-                        snprintf(lp->text, sizeof(lp->text), "%s%s %s", would, event_name[k],
+                        snprintf(lp->text, sizeof(lp->text), "%s%s \u00d7%u", would, event_name(k), g->ev.count[k]);
+                else if (k != PLOT_EVENT_OOM_KILL && action_info((ActionKind) k)->sets_limit &&
+                         g->ev.value[k] != SIZE_UNKNOWN)
+                        snprintf(lp->text, sizeof(lp->text), "%s%s %s", would, event_name(k),
                                  format_bytes(v, g->ev.value[k]));
                 else
-                        snprintf(lp->text, sizeof(lp->text), "%s%s", would, event_name[k]);
+                        snprintf(lp->text, sizeof(lp->text), "%s%s", would, event_name(k));
         }
         return n;
 }
@@ -812,22 +806,26 @@ static int place_events(const Render *r, EventLayout *l) {
 
 /* The markers: one pixel wide, from their label's row to the bottom of the lower panel; dashed
  * when the action was only logged. Where several share a pixel column the most serious shows:
- * memory.high changes (the most frequent) first, OOM kills last. */
+ * memory.high changes (the most frequent) first, OOM kills last (ActionInfo.chart_rank). */
 static void draw_markers(const Render *r, const EventLayout *l) {
-        static const PlotEventKind order[] = {
-                PLOT_EVENT_SET_HIGH, PLOT_EVENT_TRIM,    PLOT_EVENT_SET_MAX,
-                PLOT_EVENT_RESET,    PLOT_EVENT_RESTART, PLOT_EVENT_OOM_KILL,
-        };
         static const double dash[] = { 4, 3 };
         const Plot *p = r->p;
         cairo_t *cr = r->cr;
 
-        _Static_assert(ELEMENTSOF(order) == _PLOT_EVENT_KIND_MAX, "every kind has its place");
+        PlotEventKind order[_PLOT_EVENT_KIND_MAX];
+        unsigned n = 0;
+        /* The actions by their registry chart_rank, the OOM kills last. */
+        for (unsigned rank = 0; rank < _ACTION_KIND_MAX; rank++)
+                for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
+                        if (action_info(a)->chart_rank == rank)
+                                order[n++] = a;
+        order[n++] = PLOT_EVENT_OOM_KILL;
+        assert(n == _PLOT_EVENT_KIND_MAX); /* every kind has its place: the ranks are 0.._ACTION_KIND_MAX-1 */
         cairo_set_line_width(cr, 1);
         cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
-        for (size_t o = 0; o < ELEMENTSOF(order); o++) {
+        for (size_t o = 0; o < n; o++) {
                 PlotEventKind k = order[o];
-                set_rgb(cr, event_rgb[k]);
+                set_rgb(cr, event_rgb(k));
                 for (unsigned i = 0; i < p->n_buckets; i++) {
                         const Bucket *b = &p->b[i];
                         if (b->ev.count[k] == 0)
@@ -866,7 +864,7 @@ static void draw_event_labels(const Render *r, const EventLayout *l) {
                                 set_rgb(cr, RGB_MUTED);
                                 cairo_show_text(cr, LABEL_SEP);
                         }
-                        set_rgb(cr, event_text_rgb[parts[j].kind]);
+                        set_rgb(cr, event_text_rgb(parts[j].kind));
                         cairo_show_text(cr, parts[j].text);
                 }
         }
@@ -906,7 +904,7 @@ static unsigned legend(const Render *r, const bool present[_PLOT_SERIES_MAX], bo
         for (PlotEventKind k = 0; k < _PLOT_EVENT_KIND_MAX; k++)
                 if (p->n_events[k] > 0)
                         e[n++] = (LegendEntry){
-                                .label = event_legend[k], .rgb = event_rgb[k], .style = LEGEND_MARKER, .width = 3 };
+                                .label = event_legend(k), .rgb = event_rgb(k), .style = LEGEND_MARKER, .width = 3 };
 
         font(cr, 11.5, false);
         double x = r->left, y = r->legend_top + 9;

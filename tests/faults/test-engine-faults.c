@@ -44,6 +44,8 @@
 
 #include "test-util.h"
 
+#include "memgov/fileio.h"
+
 #include "memgov/actuator.h"
 #include "memgov/engine.h"
 #include "memgov/policy-file.h"
@@ -159,7 +161,7 @@ static bool trace_load(const char *dir, const char *name, Trace *ret) {
                 dt = 5 * USEC_PER_SEC;
         Sample s = *last;
         s.failed = s.reported = s.pending = 0;
-        s.trim_freed = s.reset_freed = 0;
+        memset(s.freed, 0, sizeof(s.freed));
         for (usec_t t = dt; t <= MAX(TAIL, 40 * dt); t += dt) {
                 s.mono += dt;
                 s.wall += dt;
@@ -274,29 +276,9 @@ typedef struct Scenario {
         unsigned dumps;
 } Scenario;
 
+/* The backoff after a failure, and the rung of an action: from the registry, as the engine. */
 static usec_t backoff_of(const Policy *p, ActionKind a) {
-        switch (a) {
-        case ACTION_TRIM:
-                return p->step[LEVEL_TRIM].backoff;
-        case ACTION_RESET:
-                return p->step[LEVEL_RESET].backoff;
-        case ACTION_RESTART:
-                return p->step[LEVEL_RESTART].cooldown;
-        default:
-                return 4 * p->settle;
-        }
-}
-
-static ActionKind action_of(DecisionKind k) {
-        return k == DECISION_TRIM       ? ACTION_TRIM
-               : k == DECISION_SET_HIGH ? ACTION_SET_HIGH
-               : k == DECISION_SET_MAX  ? ACTION_SET_MAX
-               : k == DECISION_RESET    ? ACTION_RESET
-                                        : ACTION_RESTART;
-}
-
-static Level level_of(DecisionKind k) {
-        return k == DECISION_TRIM ? LEVEL_TRIM : k == DECISION_RESET ? LEVEL_RESET : LEVEL_RESTART;
+        return action_info(a)->backoff(p);
 }
 
 _printf_(2, 3) static bool violated(Scenario *sc, const char *fmt, ...) {
@@ -324,7 +306,7 @@ static void dump(const Scenario *sc, const Fault *f) {
                 f->what);
         for (size_t i = 0; i < sc->n_rec; i++)
                 fprintf(stderr, "  #%-5zu %8" PRIu64 "s %-11s %-8s%s%s\n", sc->rec[i].tick, (sc->rec[i].at - t0) / USEC_PER_SEC,
-                        decision_kind_to_string(sc->rec[i].d.kind), level_to_string(sc->rec[i].d.level),
+                        decision_name(&sc->rec[i].d), level_to_string(sc->rec[i].d.level),
                         sc->rec[i].d.reason, sc->rec[i].error < 0 ? "  [call failed]" : "");
 }
 
@@ -354,7 +336,7 @@ static bool run(Scenario *sc, const Fault *f) {
         usec_t restarted_at = 0;
 
         unsigned unreported = 0; /* failed actions fed to the engine and not reported yet */
-        usec_t last_of[_DECISION_KIND_MAX] = {}, last_ladder = 0, backoff_until[_ACTION_KIND_MAX] = {};
+        usec_t last_of[_ACTION_KIND_MAX] = {}, last_ladder = 0, backoff_until[_ACTION_KIND_MAX] = {};
         usec_t restarts[ENGINE_RESTART_HISTORY * 4];
         unsigned n_restarts = 0;
         usec_t calm_since = 0;
@@ -364,7 +346,7 @@ static bool run(Scenario *sc, const Fault *f) {
         for (size_t i = 0; i < t->n && !sc->violation[0]; i++) {
                 Sample s = t->s[i];
                 s.failed = s.reported = s.pending = 0;
-                s.trim_freed = s.reset_freed = 0;
+                memset(s.freed, 0, sizeof(s.freed));
                 if (!sc->simulate) {
                         if ((s.has & SAMPLE_HAS_CGROUP) && ov_high)
                                 s.memory_high = high;
@@ -383,14 +365,13 @@ static bool run(Scenario *sc, const Fault *f) {
                 if (f->lose_with_feedback && fb.failed)
                         s.has &= ~f->lose_bits;
                 unsigned fed = fb.failed;
-                action_feedback_apply(&fb, &s);
                 if (fed & unreported)
                         violated(sc, "tick %zu: a second failure of %s before the first was reported", i,
                                  action_kind_to_string((ActionKind) __builtin_ctz(fed & unreported)));
                 unreported |= fed;
 
                 Level before = e->level;
-                engine_step(e, p, &s, s.mono, &out);
+                engine_tick(e, &fb, p, &s, 0, &out);
                 usec_t now = s.mono;
 
                 for (unsigned j = 0; j < out.n_decisions; j++) {
@@ -412,27 +393,26 @@ static bool run(Scenario *sc, const Fault *f) {
                                 sc->reported++;
                         }
 
-                        if (decision_is_action(d->kind)) {
-                                ActionKind a = action_of(d->kind);
+                        if (decision_is_action(d)) {
+                                ActionKind a = d->action;
                                 sc->actions++;
                                 if (now < backoff_until[a])
                                         violated(sc, "tick %zu: %s %s before the end of the backoff announced for it",
-                                                 i, decision_kind_to_string(d->kind),
+                                                 i, decision_name(d),
                                                  format_timespan(tb, backoff_until[a] - now));
-                                if (d->kind == DECISION_TRIM || d->kind == DECISION_RESET ||
-                                    d->kind == DECISION_RESTART) {
-                                        usec_t cd = p->step[level_of(d->kind)].cooldown;
-                                        if (last_of[d->kind] && now - last_of[d->kind] < cd)
+                                if (action_info(a)->paced) {
+                                        usec_t cd = p->step[action_info(a)->level].cooldown;
+                                        if (last_of[a] && now - last_of[a] < cd)
                                                 violated(sc, "tick %zu: %s %s after the previous one, under its cooldown",
-                                                         i, decision_kind_to_string(d->kind),
-                                                         format_timespan(tb, now - last_of[d->kind]));
+                                                         i, decision_name(d),
+                                                         format_timespan(tb, now - last_of[a]));
                                         if (last_ladder && !d->emergency && now - last_ladder < p->settle)
                                                 violated(sc, "tick %zu: %s %s after the previous ladder action, under settle",
-                                                         i, decision_kind_to_string(d->kind),
+                                                         i, decision_name(d),
                                                          format_timespan(tb, now - last_ladder));
-                                        last_of[d->kind] = last_ladder = now;
+                                        last_of[a] = last_ladder = now;
                                 }
-                                if (d->kind == DECISION_RESTART) {
+                                if (d->action == ACTION_RESTART) {
                                         usec_t c = (s.has & SAMPLE_HAS_WALL) ? s.wall : s.mono;
                                         unsigned within = 1;
                                         for (unsigned k = 0; k < n_restarts; k++)
@@ -462,13 +442,13 @@ static bool run(Scenario *sc, const Fault *f) {
                                         sc->injected++;
                                 action_feedback_add(&fb, d, &res);
                                 if (!sc->simulate && res.error == 0) {
-                                        if (d->kind == DECISION_SET_HIGH) {
+                                        if (d->action == ACTION_SET_HIGH) {
                                                 ov_high = true;
                                                 high = d->value;
-                                        } else if (d->kind == DECISION_SET_MAX) {
+                                        } else if (d->action == ACTION_SET_MAX) {
                                                 ov_max = true;
                                                 max = d->value;
-                                        } else if (d->kind == DECISION_RESTART) {
+                                        } else if (d->action == ACTION_RESTART) {
                                                 generation++;
                                                 restarted_at = now;
                                         }
@@ -571,12 +551,12 @@ static unsigned run_scenario(const Case *c, bool simulate) {
         size_t after_action[POST_ACTION];
         unsigned n_after = 0;
         for (size_t i = 0; i < sc.n_rec && n_after < POST_ACTION; i++)
-                if (decision_is_action(sc.rec[i].d.kind) && (n_after == 0 || after_action[n_after - 1] != sc.rec[i].tick + 1))
+                if (decision_is_action(&sc.rec[i].d) && (n_after == 0 || after_action[n_after - 1] != sc.rec[i].tick + 1))
                         after_action[n_after++] = sc.rec[i].tick + 1;
         unsigned kinds = 0;
         for (size_t i = 0; i < sc.n_rec; i++)
-                if (decision_is_action(sc.rec[i].d.kind))
-                        kinds |= 1u << sc.rec[i].d.kind;
+                if (decision_is_action(&sc.rec[i].d))
+                        kinds |= 1u << sc.rec[i].d.action;
 
         /* (a) call N fails, for every N. */
         for (unsigned n = 1; n <= actions; n++) {
@@ -592,11 +572,11 @@ static unsigned run_scenario(const Case *c, bool simulate) {
                 }
         }
         /* Every call of one kind fails. */
-        for (DecisionKind k = 0; k < _DECISION_KIND_MAX; k++) {
+        for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++) {
                 if (!(kinds & (1u << k)))
                         continue;
-                f = (Fault) { .fail_mask = 1u << k, .fail_errno = k == DECISION_SET_HIGH ? EPERM : ESRCH };
-                snprintf(f.what, sizeof(f.what), "every %s call fails", decision_kind_to_string(k));
+                f = (Fault) { .fail_mask = 1u << k, .fail_errno = k == ACTION_SET_HIGH ? EPERM : ESRCH };
+                snprintf(f.what, sizeof(f.what), "every %s call fails", action_kind_to_string(k));
                 bad += !run(&sc, &f);
         }
         /* Call N fails, and the sample that brings the failure back holds nothing. */

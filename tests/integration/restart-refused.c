@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A restart with a pre-flush that systemd refuses (a unit that does not exist), against a real
- * server: restart_run() must fail, and leave the server's innodb_max_dirty_pages_pct as it
+ * server: restart_action() must fail, and leave the server's innodb_max_dirty_pages_pct as it
  * found it (trim-mariadbd.sh reads it before and after).
  *   memgov-restart-refused PID */
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include "memgov/actuator.h"
 #include "memgov/engine.h"
 #include "memgov/policy.h"
+#include "restart.h"
 
 int main(int argc, char **argv) {
         Policy p;
@@ -22,10 +23,10 @@ int main(int argc, char **argv) {
         snprintf(t.unit, sizeof(t.unit), "memgov-no-such-unit.service");
         snprintf(t.description, sizeof(t.description), "process %d", (int) t.pid);
         ActionContext c = { .target = &t, .policy = &p };
-        Decision d = { .kind = DECISION_RESTART, .preflush = true };
+        Decision d = { .kind = DECISION_ACTION, .action = ACTION_RESTART, .preflush = true };
         ActionResult res = {};
 
-        int r = restart_run(&c, &d, &res);
+        int r = restart_action(NULL, &c, &d, &res);
         printf("%s\n", res.detail);
         if (r >= 0) {
                 fprintf(stderr, "memgov-restart-refused: the restart of a unit that does not exist succeeded\n");

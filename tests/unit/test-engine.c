@@ -4,6 +4,7 @@
 #include "test-util.h"
 
 #include "memgov/engine.h"
+#include "memgov/feedback.h"
 #include "memgov/units.h"
 
 #define MB (1ULL << 20)
@@ -14,10 +15,22 @@
 #define PAGE_DOWN(x) ((x) - (x) % 4096)
 #define CALM PAGE_DOWN(BUDGET - apply_bp(BUDGET, 300))
 
+/* The helpers below look for decisions by class (engine.h): an action, or another kind. */
+#define T_TRIM     (DECISION_ACTION + ACTION_TRIM)
+#define T_SET_HIGH (DECISION_ACTION + ACTION_SET_HIGH)
+#define T_SET_MAX  (DECISION_ACTION + ACTION_SET_MAX)
+#define T_RESET    (DECISION_ACTION + ACTION_RESET)
+#define T_RESTART  (DECISION_ACTION + ACTION_RESTART)
+#define T_LEVEL    decision_kind_class(DECISION_LEVEL)
+#define T_EFFECT   decision_kind_class(DECISION_EFFECT)
+#define T_HOLD     decision_kind_class(DECISION_HOLD)
+#define T_EVENT    decision_kind_class(DECISION_EVENT)
+
 /* Drives the engine the way the daemon and replay do: one sample per tick. */
 typedef struct Sim {
         Policy p;
         Engine e;
+        ActionFeedback fb; /* what the next tick tells the engine of its actions */
         Sample s;
         usec_t now;
         EngineOutput out;
@@ -62,21 +75,21 @@ static void sim_tick(Sim *sim, usec_t dt) {
         if (sim->s.has & SAMPLE_HAS_UPTIME)
                 sim->s.uptime += dt;
         sim->s.mono = sim->now;
-        engine_step(&sim->e, &sim->p, &sim->s, sim->now, &sim->out);
+        engine_tick(&sim->e, &sim->fb, &sim->p, &sim->s, 0, &sim->out);
         for (unsigned i = 0; i < sim->out.n_decisions && sim->n < ELEMENTSOF(sim->log); i++) {
                 sim->log[sim->n] = sim->out.decisions[i];
                 sim->at[sim->n] = sim->now;
                 sim->n++;
         }
-        sim->s.failed = 0;
-        sim->s.reported = 0;
+        sim->s.failed = sim->s.reported = 0;
+        memset(sim->s.freed, 0, sizeof(sim->s.freed));
         /* Live: the writes land, as the actuators would make them; dry-run: nothing changes. */
         if (!sim->e.opts.simulate)
                 for (unsigned i = 0; i < sim->out.n_decisions; i++) {
                         const Decision *d = &sim->out.decisions[i];
-                        if (d->kind == DECISION_SET_HIGH)
+                        if (decision_class(d) == T_SET_HIGH)
                                 sim->s.memory_high = d->value;
-                        else if (d->kind == DECISION_SET_MAX)
+                        else if (decision_class(d) == T_SET_MAX)
                                 sim->s.memory_max = d->value;
                 }
 }
@@ -91,39 +104,39 @@ static void set_ws(Sim *sim, uint64_t ws) {
         sim->s.inactive_file = 0;
 }
 
-static unsigned count(const Sim *sim, DecisionKind k, unsigned from) {
+static unsigned count(const Sim *sim, unsigned k, unsigned from) {
         unsigned c = 0;
         for (unsigned i = from; i < sim->n; i++)
-                if (sim->log[i].kind == k)
+                if (decision_class(&sim->log[i]) == k)
                         c++;
         return c;
 }
 
-static const Decision *find(const Sim *sim, DecisionKind k, unsigned from) {
+static const Decision *find(const Sim *sim, unsigned k, unsigned from) {
         for (unsigned i = from; i < sim->n; i++)
-                if (sim->log[i].kind == k)
+                if (decision_class(&sim->log[i]) == k)
                         return &sim->log[i];
         return NULL;
 }
 
-static const Decision *find_text(const Sim *sim, DecisionKind k, const char *text, unsigned from) {
+static const Decision *find_text(const Sim *sim, unsigned k, const char *text, unsigned from) {
         for (unsigned i = from; i < sim->n; i++)
-                if (sim->log[i].kind == k && strstr(sim->log[i].reason, text))
+                if (decision_class(&sim->log[i]) == k && strstr(sim->log[i].reason, text))
                         return &sim->log[i];
         return NULL;
 }
 
 /* When the last decision of this kind was taken, 0 if none. */
-static usec_t last_at(const Sim *sim, DecisionKind k) {
+static usec_t last_at(const Sim *sim, unsigned k) {
         for (unsigned i = sim->n; i > 0; i--)
-                if (sim->log[i - 1].kind == k)
+                if (decision_class(&sim->log[i - 1]) == k)
                         return sim->at[i - 1];
         return 0;
 }
 
 static void dump(const Sim *sim) {
         for (unsigned i = 0; i < sim->n; i++)
-                fprintf(stderr, "  %6" PRIu64 "s %-12s %s\n", sim->at[i] / SEC, decision_kind_to_string(sim->log[i].kind),
+                fprintf(stderr, "  %6" PRIu64 "s %-12s %s\n", sim->at[i] / SEC, decision_name(&sim->log[i]),
                         sim->log[i].reason);
 }
 
@@ -138,22 +151,22 @@ static void dump(const Sim *sim) {
 /* What holds in every run: ladder actions settle before the next one (unless the ETA is an
  * emergency), at most one rung per tick, trims and resets respect their cooldowns. */
 static void check_invariants(const Sim *sim) {
-        usec_t last_action = 0, last_of[_DECISION_KIND_MAX] = {};
+        usec_t last_action = 0, last_of[_ACTION_KIND_MAX] = {};
         usec_t last_level_tick = 0;
         for (unsigned i = 0; i < sim->n; i++) {
                 const Decision *d = &sim->log[i];
-                bool ladder = d->kind == DECISION_TRIM || d->kind == DECISION_RESET || d->kind == DECISION_RESTART;
-                if (ladder) {
+                /* The ladder's own actions: those paced by their rung (the registry's "paced"). */
+                if (decision_is_action(d) && action_info(d->action)->paced) {
                         if (last_action && !d->emergency && sim->at[i] - last_action < sim->p.settle) {
                                 dump(sim);
                                 fail_msg("two actions %" PRIu64 "us apart, under settle", sim->at[i] - last_action);
                         }
-                        Level l = d->kind == DECISION_TRIM ? LEVEL_TRIM : d->kind == DECISION_RESET ? LEVEL_RESET : LEVEL_RESTART;
-                        if (last_of[d->kind] && sim->at[i] - last_of[d->kind] < sim->p.step[l].cooldown) {
+                        Level l = action_info(d->action)->level;
+                        if (last_of[d->action] && sim->at[i] - last_of[d->action] < sim->p.step[l].cooldown) {
                                 dump(sim);
-                                fail_msg("%s repeated within its cooldown", decision_kind_to_string(d->kind));
+                                fail_msg("%s repeated within its cooldown", decision_name(d));
                         }
-                        last_action = last_of[d->kind] = sim->at[i];
+                        last_action = last_of[d->action] = sim->at[i];
                 }
                 if (d->kind == DECISION_LEVEL) {
                         if (last_level_tick == sim->at[i]) {
@@ -171,7 +184,7 @@ static void test_calm(void **state) {
         sim_run(sim, 600 * SEC, 5 * SEC);
         /* The only decision: memory.high to its calm value, the budget minus 3 %. */
         expect(sim->n == 1);
-        expect(sim->log[0].kind == DECISION_SET_HIGH);
+        expect(decision_class(&sim->log[0]) == T_SET_HIGH);
         expect(sim->log[0].value == CALM);
         expect(sim->log[0].value % 4096 == 0);
         expect(sim->log[0].old_value == SIZE_UNLIMITED);
@@ -190,7 +203,7 @@ static void test_trim_on_threshold_and_cooldown(void **state) {
 
         set_ws(sim, 8 * GB); /* 80 % >= trim.at 75 % */
         sim_tick(sim, SEC);
-        const Decision *l = find(sim, DECISION_LEVEL, mark), *t = find(sim, DECISION_TRIM, mark);
+        const Decision *l = find(sim, T_LEVEL, mark), *t = find(sim, T_TRIM, mark);
         expect(l && l->from == LEVEL_NORMAL && l->level == LEVEL_TRIM);
         expect(strstr(l->reason, "at or above trim.at 75%"));
         expect(strstr(l->reason, "working set 8G = 80% of 10G budget"));
@@ -203,19 +216,19 @@ static void test_trim_on_threshold_and_cooldown(void **state) {
 
         /* The trim worked: the injector measured 512M given back, and the next sample shows it. */
         sim->s.reported = 1u << ACTION_TRIM;
-        sim->s.trim_freed = 512 * MB;
+        sim->s.freed[ACTION_TRIM] = 512 * MB;
         set_ws(sim, 7 * GB + 512 * MB);
         sim_tick(sim, SEC);
-        const Decision *eff = find(sim, DECISION_EFFECT, mark);
+        const Decision *eff = find(sim, T_EFFECT, mark);
         expect(eff && eff->action == ACTION_TRIM && eff->value == 512 * MB);
         expect(strstr(eff->reason, "trim freed 512M (as measured by the trim)"));
         expect(!sim->e.act[ACTION_TRIM].spent);
         sim_run(sim, 20 * SEC, SEC);
         /* Still above trim.at - hysteresis: stays at trim, but no second trim before the 10m cooldown. */
         sim_run(sim, 9 * 60 * SEC, 5 * SEC);
-        expect(count(sim, DECISION_TRIM, mark) == 1);
+        expect(count(sim, T_TRIM, mark) == 1);
         sim_run(sim, 70 * SEC, 5 * SEC);
-        expect(count(sim, DECISION_TRIM, mark) == 2);
+        expect(count(sim, T_TRIM, mark) == 2);
         check_invariants(sim);
         free(sim);
 }
@@ -231,10 +244,10 @@ static void test_effect_from_working_set(void **state) {
         unsigned mark = sim->n;
         set_ws(sim, 7 * GB + 600 * MB);
         sim_tick(sim, SEC);
-        expect(find(sim, DECISION_TRIM, mark));
+        expect(find(sim, T_TRIM, mark));
         set_ws(sim, 7 * GB);
         sim_run(sim, 20 * SEC, SEC);
-        const Decision *eff = find(sim, DECISION_EFFECT, mark);
+        const Decision *eff = find(sim, T_EFFECT, mark);
         /* Measured on medians: the level before was 7.49G (not the 7.6G of the last sample). */
         expect(eff && eff->value > 450 * MB && eff->value < 550 * MB);
         expect(strstr(eff->reason, "working set went 7.5G -> 7G"));
@@ -247,10 +260,10 @@ static void test_effect_from_working_set(void **state) {
         sim_run(sim, 30 * SEC, SEC);
         set_ws(sim, 7 * GB + 700 * MB);
         sim_tick(sim, SEC); /* one sample at 77 %: trim */
-        expect(find(sim, DECISION_TRIM, 0));
+        expect(find(sim, T_TRIM, 0));
         set_ws(sim, 7 * GB);
         sim_run(sim, 20 * SEC, SEC);
-        eff = find(sim, DECISION_EFFECT, 0);
+        eff = find(sim, T_EFFECT, 0);
         /* A dry run measures nothing: the effect is said to be an assumption. */
         expect(eff && eff->value == 0 && strstr(eff->reason, "trim not carried out (dry run or replay)"));
         check_invariants(sim);
@@ -270,7 +283,7 @@ static void test_hysteresis(void **state) {
         set_ws(sim, 6 * GB + 900 * MB);
         sim_run(sim, 30 * SEC, SEC);
         expect(sim->e.level == LEVEL_NORMAL);
-        expect(find_text(sim, DECISION_LEVEL, "trim -> normal (trim no longer called for)", 0));
+        expect(find_text(sim, T_LEVEL, "trim -> normal (trim no longer called for)", 0));
         check_invariants(sim);
         free(sim);
 }
@@ -283,11 +296,11 @@ static void test_eta_trigger(void **state) {
                 set_ws(sim, ws + (uint64_t) i * (GB / 3600));
                 sim_tick(sim, SEC);
         }
-        const Decision *l = find(sim, DECISION_LEVEL, 0);
+        const Decision *l = find(sim, T_LEVEL, 0);
         expect(l && l->level == LEVEL_TRIM);
         expect(strstr(l->reason, "OOM ETA under trim.eta 6h"));
         expect(strstr(l->reason, "rising 1G/h"));
-        expect(find(sim, DECISION_TRIM, 0));
+        expect(find(sim, T_TRIM, 0));
         check_invariants(sim);
         free(sim);
 }
@@ -315,9 +328,9 @@ static void test_one_rung_per_tick_and_settle(void **state) {
         expect(seen[0] == LEVEL_TRIM && when[0] == t0);
         expect(seen[1] == LEVEL_THROTTLE && when[1] >= t0 + 15 * SEC);
         expect(seen[2] == LEVEL_RESET);
-        expect(find(sim, DECISION_RESET, mark));
+        expect(find(sim, T_RESET, mark));
         /* memory.high came down toward working set + 2 %, from the calm value, 1 % per 5s. */
-        const Decision *h = find_text(sim, DECISION_SET_HIGH, "throttle", mark);
+        const Decision *h = find_text(sim, T_SET_HIGH, "throttle", mark);
         expect(h && h->value < h->old_value);
         check_invariants(sim);
         free(sim);
@@ -331,14 +344,14 @@ static void test_ineffective_trim_escalates_to_throttle(void **state) {
                 set_ws(sim, ws + (uint64_t) i * (MB / 36));
                 sim_tick(sim, SEC);
         }
-        const Decision *e = find(sim, DECISION_EFFECT, 0);
+        const Decision *e = find(sim, T_EFFECT, 0);
         expect(e && e->action == ACTION_TRIM && strstr(e->reason, "under trim.min-gain 64M"));
-        const Decision *l = find_text(sim, DECISION_LEVEL, "trim -> throttle", 0);
+        const Decision *l = find_text(sim, T_LEVEL, "trim -> throttle", 0);
         expect(l && strstr(l->reason, "trim is not helping and the working set still rises"));
         expect(sim->e.level == LEVEL_THROTTLE);
         /* But reset is destructive and only comes on its own thresholds. */
-        expect(!find(sim, DECISION_RESET, 0));
-        expect(count(sim, DECISION_TRIM, 0) == 1);
+        expect(!find(sim, T_RESET, 0));
+        expect(count(sim, T_TRIM, 0) == 1);
         check_invariants(sim);
         free(sim);
 }
@@ -356,7 +369,7 @@ static void test_throttle_planner(void **state) {
         usec_t prev_t = 0;
         unsigned steps = 0;
         for (unsigned i = 0; i < sim->n; i++) {
-                if (sim->log[i].kind != DECISION_SET_HIGH || !strstr(sim->log[i].reason, "throttle"))
+                if (decision_class(&sim->log[i]) != T_SET_HIGH || !strstr(sim->log[i].reason, "throttle"))
                         continue;
                 if (prev != SIZE_UNLIMITED) {
                         expect(prev - sim->log[i].value <= apply_bp(BUDGET, 100) + 4096);
@@ -370,14 +383,14 @@ static void test_throttle_planner(void **state) {
         expect(steps >= 1);
         expect(sim->e.high_set == want);
         /* memory.high is paced from its last change, whatever the kind of that change. */
-        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_HIGH) == last_at(sim, DECISION_SET_HIGH) + 5 * SEC);
+        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_HIGH) == last_at(sim, T_SET_HIGH) + 5 * SEC);
 
         /* The server stalls on memory.high: PSI full over the guard raises it at once. */
         unsigned mark = sim->n;
         sim->s.memory_high = sim->e.high_set;
         sim->s.psi.full.avg10 = 3500;
         sim_tick(sim, SEC);
-        const Decision *g = find_text(sim, DECISION_SET_HIGH, "PSI full avg10 35% >= throttle.full-guard 20%", mark);
+        const Decision *g = find_text(sim, T_SET_HIGH, "PSI full avg10 35% >= throttle.full-guard 20%", mark);
         expect(g && g->value == PAGE_DOWN(want + apply_bp(BUDGET, 200)));
         expect(sim->e.psi_guard);
         sim->s.memory_high = sim->e.high_set;
@@ -388,7 +401,7 @@ static void test_throttle_planner(void **state) {
         set_ws(sim, 5 * GB);
         sim_run(sim, 120 * SEC, SEC);
         expect(sim->e.level == LEVEL_NORMAL);
-        const Decision *c = find_text(sim, DECISION_SET_HIGH, "calm", mark);
+        const Decision *c = find_text(sim, T_SET_HIGH, "calm", mark);
         expect(c && c->value == CALM);
         check_invariants(sim);
         free(sim);
@@ -405,15 +418,15 @@ static void test_foreign_memory_high_adopted(void **state) {
         unsigned mark = sim->n;
         sim->s.memory_high = 8 * GB;
         sim_run(sim, 60 * SEC, SEC);
-        const Decision *ev = find_text(sim, DECISION_EVENT, "changed by someone else", mark);
+        const Decision *ev = find_text(sim, T_EVENT, "changed by someone else", mark);
         expect(ev && strstr(ev->reason, "memory.high is 8G, not the 9.7G memgov set"));
-        expect(count(sim, DECISION_SET_HIGH, mark) == 0);
+        expect(count(sim, T_SET_HIGH, mark) == 0);
         expect(sim->e.high_set == 8 * GB);
         /* Adopting it counts as a change: the throttle cooldown runs from there, not from memgov's
          * last write (the approximation `status` once made). */
         expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_HIGH) ==
-               last_at(sim, DECISION_EVENT) + sim->p.step[LEVEL_THROTTLE].cooldown);
-        expect(last_at(sim, DECISION_EVENT) > last_at(sim, DECISION_SET_HIGH));
+               last_at(sim, T_EVENT) + sim->p.step[LEVEL_THROTTLE].cooldown);
+        expect(last_at(sim, T_EVENT) > last_at(sim, T_SET_HIGH));
         check_invariants(sim);
         free(sim);
 
@@ -421,7 +434,7 @@ static void test_foreign_memory_high_adopted(void **state) {
         sim = sim_new(true);
         set_ws(sim, 5 * GB);
         sim_run(sim, 120 * SEC, SEC);
-        expect(count(sim, DECISION_EVENT, 0) == 0);
+        expect(count(sim, T_EVENT, 0) == 0);
         check_invariants(sim);
         free(sim);
 }
@@ -440,14 +453,14 @@ static void test_max_raise_with_smaller_budget(void **state) {
         sim_policy_changed(sim);
         set_ws(sim, 8 * GB - 200 * MB); /* 97.5 % of the 8G budget */
         sim_run(sim, 120 * SEC, SEC);
-        const Decision *m = find(sim, DECISION_SET_MAX, 0);
+        const Decision *m = find(sim, T_SET_MAX, 0);
         expect(m && m->old_value == BUDGET && m->value == PAGE_DOWN(BUDGET + apply_bp(8 * GB, 500)));
         unsigned mark = sim->n;
         sim->s.pid = 200;
         sim->s.uptime = 5 * SEC;
         set_ws(sim, 2 * GB);
         sim_tick(sim, SEC);
-        const Decision *back = find(sim, DECISION_SET_MAX, mark);
+        const Decision *back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET);
         expect(sim->s.memory_max == BUDGET);
         free(sim);
@@ -460,11 +473,11 @@ static void test_leave(void **state) {
         sim_tick(sim, SEC);
         /* The calm memory.high was written from "max". */
         expect(sim->s.memory_high == CALM);
-        expect(engine_leave(&sim->e, d, 2) == 1 && d[0].kind == DECISION_SET_HIGH && d[0].value == SIZE_UNLIMITED &&
+        expect(engine_leave(&sim->e, d, 2) == 1 && decision_class(&d[0]) == T_SET_HIGH && d[0].value == SIZE_UNLIMITED &&
                strstr(d[0].reason, "as it was found"));
         ramp_to_restart(sim);
         expect(sim->e.max_raised);
-        expect(engine_leave(&sim->e, d, 2) == 2 && d[1].kind == DECISION_SET_MAX && d[1].value == BUDGET);
+        expect(engine_leave(&sim->e, d, 2) == 2 && decision_class(&d[1]) == T_SET_MAX && d[1].value == BUDGET);
         free(sim);
 
         sim = sim_new(true);
@@ -476,11 +489,11 @@ static void test_leave(void **state) {
 static void test_restart_and_max_raise(void **state) {
         Sim *sim = sim_new(false);
         ramp_to_restart(sim);
-        const Decision *r = find(sim, DECISION_RESTART, 0);
+        const Decision *r = find(sim, T_RESTART, 0);
         expect(r && strstr(r->reason, "graceful restart (1 of at most 1 in 24h)"));
         /* The figures it was decided on travel with it (the hooks' environment). */
         expect(r->working_set == 9 * GB + 700 * MB && r->budget == BUDGET);
-        const Decision *m = find(sim, DECISION_SET_MAX, 0);
+        const Decision *m = find(sim, T_SET_MAX, 0);
         expect(m && m->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)) && m->old_value == BUDGET);
         /* The raise comes before the restart, in the same tick. */
         expect(m < r);
@@ -493,8 +506,8 @@ static void test_restart_and_max_raise(void **state) {
         sim->s.uptime = 5 * SEC;
         set_ws(sim, 2 * GB);
         sim_tick(sim, SEC);
-        expect(find_text(sim, DECISION_EVENT, "graceful restart done (server pid 100 -> 200)", mark));
-        const Decision *back = find(sim, DECISION_SET_MAX, mark);
+        expect(find_text(sim, T_EVENT, "graceful restart done (server pid 100 -> 200)", mark));
+        const Decision *back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET);
         expect(!sim->e.restart_pending);
         /* Budget stayed 10G while memory.max was raised. */
@@ -507,18 +520,18 @@ static void test_restart_guard_rails(void **state) {
         /* At most one a day. */
         Sim *sim = sim_new(true);
         ramp_to_restart(sim);
-        expect(count(sim, DECISION_RESTART, 0) == 1);
+        expect(count(sim, T_RESTART, 0) == 1);
         sim->s.pid = 300;
         sim->s.uptime = 2 * USEC_PER_HOUR; /* past min-uptime */
         sim_run(sim, 2 * USEC_PER_HOUR, 10 * SEC);
-        expect(count(sim, DECISION_RESTART, 0) == 1);
-        const Decision *h = find_text(sim, DECISION_HOLD, "restart.max-per-day 1", 0);
+        expect(count(sim, T_RESTART, 0) == 1);
+        const Decision *h = find_text(sim, T_HOLD, "restart.max-per-day 1", 0);
         expect(h && h->action == ACTION_RESTART);
         /* Shown once, not on every tick. */
-        expect(count(sim, DECISION_HOLD, 0) <= 3);
+        expect(count(sim, T_HOLD, 0) <= 3);
         /* A day later, allowed again. */
         sim_run(sim, USEC_PER_DAY, 60 * SEC);
-        expect(count(sim, DECISION_RESTART, 0) == 2);
+        expect(count(sim, T_RESTART, 0) == 2);
         check_invariants(sim);
         free(sim);
 
@@ -526,8 +539,8 @@ static void test_restart_guard_rails(void **state) {
         sim = sim_new(true);
         sim->s.uptime = 10 * USEC_PER_MINUTE;
         ramp_to_restart(sim);
-        expect(count(sim, DECISION_RESTART, 0) == 0);
-        expect(find_text(sim, DECISION_HOLD, "only (restart.min-uptime 1h)", 0));
+        expect(count(sim, T_RESTART, 0) == 0);
+        expect(find_text(sim, T_HOLD, "only (restart.min-uptime 1h)", 0));
         check_invariants(sim);
         free(sim);
 
@@ -539,9 +552,9 @@ static void test_restart_guard_rails(void **state) {
                 set_ws(sim, 9 * GB + 600 * MB + (uint64_t) i * (3 * MB)); /* 96 %, +180M/min */
                 sim_tick(sim, SEC);
         }
-        const Decision *r = find(sim, DECISION_RESTART, 0);
+        const Decision *r = find(sim, T_RESTART, 0);
         expect(r && r->emergency);
-        expect(!find_text(sim, DECISION_HOLD, "restart.min-uptime", 0));
+        expect(!find_text(sim, T_HOLD, "restart.min-uptime", 0));
         check_invariants(sim);
         free(sim);
         /* ...while a young server warming up, far below restart.at, is left alone even with a
@@ -552,7 +565,7 @@ static void test_restart_guard_rails(void **state) {
                 set_ws(sim, 5 * GB + (uint64_t) i * (60 * MB));
                 sim_tick(sim, SEC);
         }
-        expect(count(sim, DECISION_RESTART, 0) == 0);
+        expect(count(sim, T_RESTART, 0) == 0);
         check_invariants(sim);
         free(sim);
 
@@ -561,8 +574,8 @@ static void test_restart_guard_rails(void **state) {
         usec_t earlier = sim->s.wall - 3 * USEC_PER_HOUR;
         engine_restore_restarts(&sim->e, &earlier, 1);
         ramp_to_restart(sim);
-        expect(count(sim, DECISION_RESTART, 0) == 0);
-        expect(find_text(sim, DECISION_HOLD, "1 restart(s) in the last 24h", 0));
+        expect(count(sim, T_RESTART, 0) == 0);
+        expect(find_text(sim, T_HOLD, "1 restart(s) in the last 24h", 0));
         check_invariants(sim);
         free(sim);
 }
@@ -575,17 +588,17 @@ static void test_restart_windows_and_emergency(void **state) {
         sim->p.n_windows = n;
         sim_policy_changed(sim);
         ramp_to_restart(sim);
-        expect(count(sim, DECISION_RESTART, 0) == 0);
-        expect(find_text(sim, DECISION_HOLD, "outside restart.windows", 0));
+        expect(count(sim, T_RESTART, 0) == 0);
+        expect(find_text(sim, T_HOLD, "outside restart.windows", 0));
 
         /* The ETA falls under emergency-eta (10m): the window no longer holds it back. */
         uint64_t ws = 9 * GB + 700 * MB;
-        for (unsigned i = 0; i < 900 && !find(sim, DECISION_RESTART, 0); i++) {
+        for (unsigned i = 0; i < 900 && !find(sim, T_RESTART, 0); i++) {
                 ws += 1 * MB; /* 3.5G/h: 300M left -> ~5 min */
                 set_ws(sim, ws);
                 sim_tick(sim, SEC);
         }
-        const Decision *r = find(sim, DECISION_RESTART, 0);
+        const Decision *r = find(sim, T_RESTART, 0);
         expect(r && r->emergency && strstr(r->reason, "emergency: outside the windows"));
         check_invariants(sim);
         free(sim);
@@ -597,7 +610,7 @@ static void test_reset_recheck_and_params(void **state) {
         sim_policy_changed(sim);
         set_ws(sim, 9 * GB + 300 * MB); /* 93 % */
         sim_run(sim, 60 * SEC, SEC);
-        const Decision *r = find(sim, DECISION_RESET, 0);
+        const Decision *r = find(sim, T_RESET, 0);
         expect(r && r->reset_max == 4 && r->reset_min_memory == 64 * MB && r->reset_min_idle == 30 * SEC);
         expect(!r->reset_in_trx); /* not an emergency */
         expect(strstr(r->reason, "reset up to 4 session(s) holding at least 64M"));
@@ -608,7 +621,7 @@ static void test_reset_recheck_and_params(void **state) {
         set_ws(sim, 9 * GB); /* 90 % */
         sim_run(sim, 10 * 60 * SEC, 5 * SEC);
         expect(sim->e.level == LEVEL_RESET);
-        expect(count(sim, DECISION_RESET, mark) == 0);
+        expect(count(sim, T_RESET, mark) == 0);
         check_invariants(sim);
         free(sim);
 }
@@ -617,18 +630,18 @@ static void test_failures(void **state) {
         Sim *sim = sim_new(true);
         set_ws(sim, 8 * GB);
         sim_tick(sim, SEC);
-        expect(find(sim, DECISION_TRIM, 0));
+        expect(find(sim, T_TRIM, 0));
         /* The actuator reports through the next sample that the trim failed. */
         sim->s.failed = 1u << ACTION_TRIM;
         sim_tick(sim, SEC);
-        const Decision *e = find_text(sim, DECISION_EFFECT, "trim failed: not tried again for 1h", 0);
+        const Decision *e = find_text(sim, T_EFFECT, "trim failed: not tried again for 1h", 0);
         expect(e && e->action == ACTION_TRIM);
         expect(sim->e.act[ACTION_TRIM].spent);
         /* The backoff (1h) outlasts the cooldown (10m): it is what "next in" shows. */
         expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_TRIM) == sim->now + 60 * 60 * SEC);
         /* No measurement of an action that failed. */
         sim_run(sim, 60 * SEC, SEC);
-        expect(!find_text(sim, DECISION_EFFECT, "trim freed", 0));
+        expect(!find_text(sim, T_EFFECT, "trim freed", 0));
         check_invariants(sim);
         free(sim);
 }
@@ -639,7 +652,7 @@ static void test_oom_kill_event(void **state) {
         sim->s.events.oom_kill = 1;
         sim->s.events.oom = 1;
         sim_tick(sim, SEC);
-        const Decision *e = find(sim, DECISION_EVENT, 0);
+        const Decision *e = find(sim, T_EVENT, 0);
         expect(e && strstr(e->reason, "the kernel OOM killer killed 1 process(es) in the cgroup (memory.events oom_kill 0 -> 1)"));
         expect(e->oom_kill);
         check_invariants(sim);
@@ -652,7 +665,7 @@ static void test_server_restart_not_by_us(void **state) {
         sim->s.pid = 555;
         sim->s.uptime = SEC;
         sim_tick(sim, SEC);
-        const Decision *e = find_text(sim, DECISION_EVENT, "the server restarted (pid 100 -> 555), not by memgov", 0);
+        const Decision *e = find_text(sim, T_EVENT, "the server restarted (pid 100 -> 555), not by memgov", 0);
         expect(e && !e->oom_kill);
         check_invariants(sim);
         free(sim);
@@ -665,10 +678,10 @@ static void test_no_cgroup(void **state) {
         sim->s.rss = 14 * GB; /* budget = host RAM - 1G = 15G: 93 % */
         sim_run(sim, 120 * SEC, SEC);
         expect(sim->out.budget == 15 * GB);
-        expect(count(sim, DECISION_SET_HIGH, 0) == 0);
-        expect(find_text(sim, DECISION_HOLD, "throttle skipped: no cgroup v2 memory controller", 0));
+        expect(count(sim, T_SET_HIGH, 0) == 0);
+        expect(find_text(sim, T_HOLD, "throttle skipped: no cgroup v2 memory controller", 0));
         /* Throttle is skipped: trim, then reset on its own threshold. */
-        const Decision *l = find_text(sim, DECISION_LEVEL, "trim -> reset", 0);
+        const Decision *l = find_text(sim, T_LEVEL, "trim -> reset", 0);
         expect(l != NULL);
         check_invariants(sim);
         free(sim);
@@ -680,14 +693,14 @@ static void test_no_budget(void **state) {
         sim->s.ws = 5 * GB;
         sim_run(sim, 30 * SEC, SEC);
         expect(sim->out.budget == SIZE_UNKNOWN);
-        expect(count(sim, DECISION_HOLD, 0) == 1);
+        expect(count(sim, T_HOLD, 0) == 1);
         expect(strstr(sim->log[0].reason, "no budget"));
         /* A budget from the policy makes it work. */
         sim->p.budget_mode = BUDGET_SIZE;
         sim->p.budget_size = 6 * GB;
         sim_run(sim, 30 * SEC, SEC);
         expect(sim->out.budget == 6 * GB);
-        expect(find(sim, DECISION_TRIM, 0)); /* 5G of 6G = 83 % */
+        expect(find(sim, T_TRIM, 0)); /* 5G of 6G = 83 % */
         check_invariants(sim);
         free(sim);
 }
@@ -721,7 +734,7 @@ static void test_reload_disables_level(void **state) {
         expect(sim->e.level == LEVEL_THROTTLE);
         unsigned mark = sim->n;
         sim_run(sim, 120 * SEC, SEC);
-        expect(count(sim, DECISION_RESET, mark) == 0);
+        expect(count(sim, T_RESET, mark) == 0);
         check_invariants(sim);
         free(sim);
 }
@@ -733,8 +746,8 @@ static void test_live_restart_timeout(void **state) {
         unsigned mark = sim->n;
         /* No new process within stop-timeout (15m): said once, memory.max restored. */
         sim_run(sim, 16 * 60 * SEC, 10 * SEC);
-        expect(find_text(sim, DECISION_EVENT, "no new server process within restart.stop-timeout 15m", mark));
-        const Decision *m = find(sim, DECISION_SET_MAX, mark);
+        expect(find_text(sim, T_EVENT, "no new server process within restart.stop-timeout 15m", mark));
+        const Decision *m = find(sim, T_SET_MAX, mark);
         expect(m && m->value == BUDGET);
         expect(!sim->e.restart_pending);
         check_invariants(sim);
@@ -782,7 +795,7 @@ static void test_trend_at_every_spacing(void **state) {
         expect(!sim->out.trend_valid && sim->out.eta == USEC_INFINITY);
         set_ws(sim, 8 * GB); /* 80 %: a trim, whose reason carries the context */
         sim_tick(sim, 3600 * SEC);
-        expect(find_text(sim, DECISION_TRIM, "samples too sparse for trend.window 30m (set it to 5h or more)", 0));
+        expect(find_text(sim, T_TRIM, "samples too sparse for trend.window 30m (set it to 5h or more)", 0));
         free(sim);
 }
 

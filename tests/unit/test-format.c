@@ -5,11 +5,21 @@
 #include "memgov/units.h"
 
 #define GB (1ULL << 30)
+#define C_TRIM     (DECISION_ACTION + ACTION_TRIM)
+#define C_SET_HIGH (DECISION_ACTION + ACTION_SET_HIGH)
 
-static EngineOutput make_out(usec_t now, usec_t wall, unsigned n, const DecisionKind *kinds) {
+/* Decisions of the given classes (engine.h). */
+static EngineOutput make_out(usec_t now, usec_t wall, unsigned n, const unsigned *kinds) {
         EngineOutput o = { .now = now, .wall = wall, .ws = 51 * GB, .budget = 60 * GB, .ws_bp = 8500, .eta = USEC_INFINITY };
         for (unsigned i = 0; i < n; i++) {
-                o.decisions[i] = (Decision) { .kind = kinds[i], .level = LEVEL_TRIM };
+                bool action = kinds[i] >= DECISION_ACTION && kinds[i] < DECISION_ACTION + _ACTION_KIND_MAX;
+                o.decisions[i] = (Decision) {
+                        .kind = action ? DECISION_ACTION : kinds[i] < DECISION_ACTION ? (DecisionKind) kinds[i]
+                                                                                      : (DecisionKind) (kinds[i] + 1 - _ACTION_KIND_MAX),
+                        .action = action ? (ActionKind) (kinds[i] - DECISION_ACTION) : 0,
+                        .level = LEVEL_TRIM,
+                };
+                assert_int_equal(decision_class(&o.decisions[i]), kinds[i]);
                 snprintf(o.decisions[i].reason, sizeof(o.decisions[i].reason), "reason %u", i);
         }
         o.n_decisions = n;
@@ -17,7 +27,7 @@ static EngineOutput make_out(usec_t now, usec_t wall, unsigned n, const Decision
 }
 
 static void test_line(void **state) {
-        DecisionKind k[] = { DECISION_TRIM, DECISION_SET_HIGH, DECISION_EFFECT };
+        unsigned k[] = { C_TRIM, C_SET_HIGH, decision_kind_class(DECISION_EFFECT) };
         EngineOutput o = make_out(1000 + 3 * USEC_PER_HOUR + 25 * USEC_PER_MINUTE, 1786403397ULL * USEC_PER_SEC, 3, k);
         TimelineClock clk = { .start_mono = 1000, .show_wall = true };
         char line[512];
@@ -59,12 +69,12 @@ static void test_summary(void **state) {
         replay_summary_add(&s, &o);
 
         /* The ladder moves up with an ETA of 2h, then a trim frees 1G. */
-        DecisionKind k1[] = { DECISION_LEVEL, DECISION_TRIM };
+        unsigned k1[] = { decision_kind_class(DECISION_LEVEL), C_TRIM };
         o = make_out(USEC_PER_HOUR, wall0 + USEC_PER_HOUR, 2, k1);
         o.decisions[0].from = LEVEL_NORMAL;
         o.eta = 2 * USEC_PER_HOUR;
         replay_summary_add(&s, &o);
-        DecisionKind k2[] = { DECISION_EFFECT };
+        unsigned k2[] = { decision_kind_class(DECISION_EFFECT) };
         o = make_out(USEC_PER_HOUR + 15 * USEC_PER_SEC, wall0 + USEC_PER_HOUR + 15 * USEC_PER_SEC, 1, k2);
         o.decisions[0].value = GB;
         o.ws = 61 * GB;
@@ -89,13 +99,21 @@ static void test_summary(void **state) {
 
 static void test_verbs(void **state) {
         char b[32];
-        Decision d = { .kind = DECISION_RESTART };
+        Decision d = { .kind = DECISION_ACTION, .action = ACTION_RESTART };
         assert_string_equal(decision_verb(&d, false, b, sizeof(b)), "restart");
         assert_string_equal(decision_verb(&d, true, b, sizeof(b)), "would restart");
         d.kind = DECISION_HOLD;
         assert_string_equal(decision_verb(&d, true, b, sizeof(b)), "hold");
-        for (int k = 0; k < _DECISION_KIND_MAX; k++)
-                assert_string_not_equal(decision_kind_to_string((DecisionKind) k), "invalid");
+        /* Every class has a name of its own, in the order the counts use. */
+        for (unsigned k = 0; k < _DECISION_CLASS_MAX; k++) {
+                assert_string_not_equal(decision_class_to_string(k), "invalid");
+                for (unsigned j = 0; j < k; j++)
+                        assert_string_not_equal(decision_class_to_string(k), decision_class_to_string(j));
+        }
+        assert_string_equal(decision_class_to_string(0), "level");
+        assert_string_equal(decision_class_to_string(C_TRIM), "trim");
+        assert_string_equal(decision_class_to_string(_DECISION_CLASS_MAX - 1), "event");
+        assert_string_equal(decision_class_to_string(_DECISION_CLASS_MAX), "invalid");
 }
 
 int main(void) {

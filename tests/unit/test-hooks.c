@@ -2,6 +2,8 @@
 /* Hooks run real programs: a clean environment with the decision in it, no shell, a timeout. */
 #include "test-util.h"
 
+#include "memgov/fileio.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/pidfd.h>

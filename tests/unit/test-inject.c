@@ -4,6 +4,8 @@
  * thread is let go untouched; /proc/PID/maps streamed reads as the whole file parsed. */
 #include "test-util.h"
 
+#include "memgov/fileio.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>

@@ -4,6 +4,8 @@
  * !include and !includedir, which the library would open by path unchecked, refused. */
 #include "test-util.h"
 
+#include "memgov/fileio.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

@@ -15,19 +15,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "memgov/fileio.h"
+#include <signal.h>
+#include <sys/wait.h>
 
-/* Reads tests/data/<rel> (the directory comes from MEMGOV_TEST_DATA, set by meson). */
+/* Reads tests/data/<rel> (the directory comes from MEMGOV_TEST_DATA, set by meson): with stdio,
+ * not the shell's readers, so that the tests of the pure core link the core alone. */
 static inline char *fixture(const char *rel, size_t *ret_len) {
         const char *dir = getenv("MEMGOV_TEST_DATA");
         char path[4096];
-        char *buf = NULL;
 
         assert_non_null(dir);
         snprintf(path, sizeof(path), "%s/%s", dir, rel);
-        int r = read_full_file_at(-100 /* AT_FDCWD */, path, 1 << 24, &buf, ret_len);
-        if (r < 0)
-                fail_msg("cannot read fixture %s: %s", path, strerror(-r));
+        FILE *f = fopen(path, "re");
+        if (!f)
+                fail_msg("cannot read fixture %s: %m", path);
+        size_t cap = 1 << 16, n = 0;
+        char *buf = malloc(cap + 1);
+        assert_non_null(buf);
+        for (size_t k; (k = fread(buf + n, 1, cap - n, f)) > 0;) {
+                n += k;
+                if (n == cap) {
+                        assert_true(cap < (1 << 24));
+                        cap *= 2;
+                        buf = realloc(buf, cap + 1);
+                        assert_non_null(buf);
+                }
+        }
+        assert_false(ferror(f));
+        fclose(f);
+        buf[n] = '\0';
+        if (ret_len)
+                *ret_len = n;
         return buf;
 }
 

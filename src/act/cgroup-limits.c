@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "cgroup-limits.h"
 #include "memgov/actuator.h"
 #include "memgov/fileio.h"
 #include "memgov/parse-cgroup.h"
@@ -144,4 +146,9 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
         snprintf(ret->detail, sizeof(ret->detail), "%s of %s is now %s%s", file, unit ? t->unit : t->cgroup,
                  format_bytes(v, now), unit ? " (through systemd, runtime)" : "");
         return 0;
+}
+
+int limits_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        assert(d->action == ACTION_SET_HIGH || d->action == ACTION_SET_MAX);
+        return limits_set(c, d->action == ACTION_SET_HIGH ? "memory.high" : "memory.max", d->value, ret);
 }

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/policy.h"
+#include "memgov/privileges.h"
+
+/* The registry of actions: one row per thing the governor can do to a server, and everything
+ * that differs between them (names, the rung that decides it, how its effect is measured, its
+ * pacing, its timeout, the privileges it needs, how it is shown) read from that row. A new kind
+ * of action is one row here and its actuator. */
+
+typedef enum ActionKind {
+        ACTION_TRIM,
+        ACTION_SET_HIGH,
+        ACTION_SET_MAX,
+        ACTION_RESET,
+        ACTION_RESTART,
+        _ACTION_KIND_MAX,
+} ActionKind;
+
+typedef struct ActionInfo {
+        const char *name;         /* "memory.high": logs, traces, metrics labels, status, JSON */
+        const char *verb;         /* "set memory.high": the action column of replay's timeline */
+        const char *summary;      /* "memory.high change(s)": replay's summary counts */
+        const char *message_id;   /* journal MESSAGE_ID of its decisions (32 hex digits) */
+        Level level;              /* the rung that decides it */
+        /* At most once per its rung's cooldown (memory.high is paced from when it last changed,
+         * memory.max goes with the restart). */
+        bool paced;
+        /* It writes a limit (memory.high, memory.max): a value, read back; only the latest
+         * decided value matters, and a failure does not move the ladder. */
+        bool sets_limit;
+        /* Whether the policy lets it happen beyond its rung being enabled; NULL: always. */
+        bool (*enabled)(const Policy *p);
+        /* Its effect is judged (freed at least [section] min-gain, else a backoff): the bytes the
+         * actuator measured, else what the working set did against its trend. */
+        bool measured;
+        /* The actuator measures what it gave back: trace column "<name>_freed" and the
+         * reclaimed-bytes metric. */
+        const char *freed_column;
+        bool reclaims; /* shown in memgov_reclaimed_bytes_total */
+        /* Not tried again for this long after a failure. */
+        usec_t (*backoff)(const Policy *p);
+        /* How long its actuator may run before the engine hears it failed. */
+        usec_t (*timeout)(const Policy *p);
+        /* The capabilities its actuator needs under this policy (linux/capability.h bits). */
+        uint64_t (*capabilities)(const Policy *p, const PrivilegeNeeds *n);
+        /* On the chart: the marker's colour (0xRRGGBB), its label's darker shade, the label on
+         * the marker and in the legend. */
+        uint32_t chart_rgb, chart_text_rgb;
+        const char *chart_label, *chart_legend;
+        /* Where markers share a pixel column the highest rank shows: 0 .. _ACTION_KIND_MAX-1, each
+         * once; the most frequent lowest, the most serious highest. */
+        unsigned chart_rank;
+} ActionInfo;
+
+extern const ActionInfo action_table[_ACTION_KIND_MAX];
+
+/* The row of a kind; an unknown kind is a bug and aborts, never becomes some other action. */
+const ActionInfo *action_info(ActionKind k);
+const char *action_kind_to_string(ActionKind k);
+/* The kind named so (action_info(k)->name), or -EINVAL. */
+int action_kind_from_string(const char *s, ActionKind *ret);
+/* Whether the policy lets this action happen: its rung enabled, and its own condition. */
+bool action_enabled(const Policy *p, ActionKind k);

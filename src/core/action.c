@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <linux/capability.h>
+#include <stdlib.h>
+
+#include "memgov/action.h"
+#include "memgov/strutil.h"
+
+#define CAP(c) (UINT64_C(1) << (c))
+
+/* An SQL connection to the server's own socket ("auto") reaches it through /proc/PID/fd and
+ * /proc/PID/root, files of the server's user that may be private to it. */
+static uint64_t sql_caps(const Policy *p) {
+        return streq(p->sql_socket, "auto") && !p->sql_host[0] ? CAP(CAP_DAC_READ_SEARCH) : 0;
+}
+
+static uint64_t no_caps(const Policy *p, const PrivilegeNeeds *n) {
+        return 0;
+}
+
+/* ---- trim ---- */
+
+static usec_t trim_backoff(const Policy *p) {
+        return p->step[LEVEL_TRIM].backoff;
+}
+
+static usec_t trim_timeout(const Policy *p) {
+        return 45 * USEC_PER_SEC;
+}
+
+static uint64_t trim_caps(const Policy *p, const PrivilegeNeeds *n) {
+        /* ptrace: what the server's threads are doing (/proc/PID/task/TID/syscall, 0400). */
+        return (p->trim_method != TRIM_SQL ? CAP(CAP_DAC_READ_SEARCH) : 0) |
+               (p->trim_method != TRIM_PTRACE ? sql_caps(p) : 0);
+}
+
+/* ---- memory.high, memory.max ---- */
+
+static usec_t limits_backoff(const Policy *p) {
+        return 4 * p->settle;
+}
+
+static usec_t limits_timeout(const Policy *p) {
+        return 10 * USEC_PER_SEC;
+}
+
+static bool max_raise_enabled(const Policy *p) {
+        return p->max_raise > 0; /* memory.max is only ever raised for a restart */
+}
+
+/* ---- reset ---- */
+
+static usec_t reset_backoff(const Policy *p) {
+        return p->step[LEVEL_RESET].backoff;
+}
+
+static usec_t reset_timeout(const Policy *p) {
+        return 2 * p->sql_connect_timeout + 3 * p->sql_query_timeout + p->hook_timeout + 45 * USEC_PER_SEC;
+}
+
+static uint64_t reset_caps(const Policy *p, const PrivilegeNeeds *n) {
+        switch (p->reset_method) {
+        case RESET_SQL:
+                return sql_caps(p);
+        case RESET_SIGNAL: /* the pooler belongs to another user */
+                return n->dry_run ? 0 : CAP(CAP_KILL);
+        default:
+                return 0;
+        }
+}
+
+/* ---- restart ---- */
+
+static usec_t restart_backoff(const Policy *p) {
+        return p->step[LEVEL_RESTART].cooldown;
+}
+
+static usec_t restart_timeout(const Policy *p) {
+        /* pre-flush, hooks, the stop itself */
+        return p->preflush_timeout + 2 * p->hook_timeout + p->stop_timeout + 30 * USEC_PER_SEC;
+}
+
+static uint64_t restart_caps(const Policy *p, const PrivilegeNeeds *n) {
+        /* SIGTERM through a pidfd to the server, another user's process, outside systemd; under
+         * systemd the restart goes through RestartUnit, which needs no capability. */
+        return (p->preflush ? sql_caps(p) : 0) | (!n->dry_run && !n->unit ? CAP(CAP_KILL) : 0);
+}
+
+const ActionInfo action_table[_ACTION_KIND_MAX] = {
+        [ACTION_TRIM] = {
+                .name = "trim", .verb = "trim", .summary = "trim(s)",
+                .message_id = "1262f995102f42428305d0c7e15c8019",
+                .level = LEVEL_TRIM, .paced = true, .measured = true, .freed_column = "trim_freed", .reclaims = true,
+                .backoff = trim_backoff, .timeout = trim_timeout, .capabilities = trim_caps,
+                .chart_rgb = 0x98df8a, .chart_text_rgb = 0x2e7d32, .chart_rank = 1, .chart_label = "trim", .chart_legend = "trim",
+        },
+        [ACTION_SET_HIGH] = {
+                .name = "memory.high", .verb = "set memory.high", .summary = "memory.high change(s)",
+                .message_id = "303c01d3321c48119618c91ffa030833",
+                .level = LEVEL_THROTTLE, .sets_limit = true,
+                .backoff = limits_backoff, .timeout = limits_timeout, .capabilities = no_caps,
+                .chart_rgb = 0xffbb78, .chart_text_rgb = 0xb35900, .chart_rank = 0, .chart_label = "high", .chart_legend = "memory.high set",
+        },
+        [ACTION_SET_MAX] = {
+                .name = "memory.max", .verb = "set memory.max", .summary = "memory.max change(s)",
+                .message_id = "9fd1c55faef1443db0947c34fcc03780",
+                .level = LEVEL_RESTART, .sets_limit = true, .enabled = max_raise_enabled, /* raised while the server restarts */
+                .backoff = limits_backoff, .timeout = limits_timeout, .capabilities = no_caps,
+                .chart_rgb = 0xff9896, .chart_text_rgb = 0xb71c1c, .chart_rank = 2, .chart_label = "max", .chart_legend = "memory.max set",
+        },
+        [ACTION_RESET] = {
+                .name = "reset", .verb = "reset", .summary = "connection reset(s)",
+                .message_id = "3463c69795ad41739599c8b28c573430",
+                .level = LEVEL_RESET, .paced = true, .measured = true, .freed_column = "reset_freed", .reclaims = true,
+                .backoff = reset_backoff, .timeout = reset_timeout, .capabilities = reset_caps,
+                .chart_rgb = 0xc5b0d5, .chart_text_rgb = 0x5e3c99, .chart_rank = 3, .chart_label = "reset", .chart_legend = "reset",
+        },
+        [ACTION_RESTART] = {
+                .name = "restart", .verb = "restart", .summary = "graceful restart(s)",
+                .message_id = "f35287a3f95646a58ea0fec8bf1de717",
+                .level = LEVEL_RESTART, .paced = true, .reclaims = true,
+                .backoff = restart_backoff, .timeout = restart_timeout, .capabilities = restart_caps,
+                .chart_rgb = 0xf7b6d2, .chart_text_rgb = 0xad1457, .chart_rank = 4, .chart_label = "restart", .chart_legend = "restart",
+        },
+};
+
+const ActionInfo *action_info(ActionKind k) {
+        if (k < 0 || k >= _ACTION_KIND_MAX)
+                abort(); /* a kind outside the registry is a bug: never some other action */
+        return &action_table[k];
+}
+
+const char *action_kind_to_string(ActionKind k) {
+        return k >= 0 && k < _ACTION_KIND_MAX ? action_table[k].name : "invalid";
+}
+
+int action_kind_from_string(const char *s, ActionKind *ret) {
+        for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++)
+                if (streq(s, action_table[k].name)) {
+                        *ret = k;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+bool action_enabled(const Policy *p, ActionKind k) {
+        const ActionInfo *a = action_info(k);
+        return p->step[a->level].enabled && (!a->enabled || a->enabled(p));
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include "memgov/feedback.h"
+
+void action_feedback_add(ActionFeedback *f, const Decision *d, const ActionResult *r) {
+        if (!decision_is_action(d))
+                return;
+        if (r->error < 0) {
+                action_feedback_fail(f, d->action);
+                return;
+        }
+        /* Only what a trace can hold (its "<name>_freed" column): replay must see what the daemon saw. */
+        if (!r->has_freed || !action_info(d->action)->freed_column)
+                return;
+        f->reported |= 1u << d->action;
+        f->freed[d->action] += r->freed;
+}
+
+void action_feedback_fail(ActionFeedback *f, ActionKind a) {
+        (void) action_info(a); /* a kind outside the registry is a bug */
+        f->failed |= 1u << a;
+}
+
+void action_feedback_apply(ActionFeedback *f, Sample *s, unsigned pending) {
+        s->failed |= f->failed;
+        s->pending |= pending;
+        s->reported |= f->reported;
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
+                s->freed[a] += f->freed[a];
+        *f = (ActionFeedback) {};
+}
+
+void engine_tick(Engine *e, ActionFeedback *f, const Policy *p, Sample *s, unsigned pending, EngineOutput *out) {
+        action_feedback_apply(f, s, pending);
+        engine_step(e, p, s, s->mono, out);
+}
