@@ -20,11 +20,45 @@ typedef enum DecisionKind {
 
 #define DECISION_REASON_MAX 384
 
+/* Why a decision was taken, for programs and tests; Decision.reason says it for people. */
+typedef enum DecisionCode {
+        CODE_NONE,
+        /* DECISION_HOLD */
+        HOLD_NO_BUDGET,
+        HOLD_NO_WS,
+        HOLD_THROTTLE_NO_CGROUP,
+        HOLD_THROTTLE_NO_PSI,
+        HOLD_THROTTLE_READONLY,
+        HOLD_MAX_PER_DAY,
+        HOLD_MIN_UPTIME,
+        HOLD_WINDOW,
+        HOLD_NO_WALL,
+        /* DECISION_LEVEL */
+        LEVEL_UP_AT,          /* at or above the rung's at */
+        LEVEL_UP_ETA,         /* the ETA under the rung's eta */
+        LEVEL_UP_NOT_HELPING, /* the rung below is not helping and the working set still rises */
+        LEVEL_DOWN_CALM,      /* the rung is no longer called for */
+        LEVEL_DOWN_RETRY,     /* back to a rung whose backoff is over */
+        /* DECISION_EFFECT */
+        EFFECT_FREED,
+        EFFECT_TOO_LITTLE, /* under min-gain: backoff */
+        EFFECT_FAILED,
+        /* DECISION_EVENT */
+        EVENT_OOM_KILL,
+        EVENT_RESTART_DONE,
+        EVENT_RESTART_FOREIGN, /* the server restarted, not by memgov */
+        EVENT_HIGH_ADOPTED,    /* memory.high set by someone else */
+        EVENT_RESTART_TIMEOUT, /* no new server process within stop-timeout */
+        EVENT_RESTART_ASSUMED, /* dry run: taken as done */
+        _DECISION_CODE_MAX,
+} DecisionCode;
+
 typedef struct Decision {
         DecisionKind kind;
         Level level;       /* the level once this decision is taken */
         Level from;        /* DECISION_LEVEL: the level left */
         ActionKind action; /* DECISION_ACTION: what to do; DECISION_EFFECT / DECISION_HOLD: the action concerned */
+        DecisionCode code; /* holds, levels, effects, events: why */
         uint64_t value;    /* a limit's action: the new value; EFFECT: bytes freed */
         uint64_t old_value;
         bool emergency;

@@ -30,20 +30,6 @@ const char *decision_name(const Decision *d) {
         return decision_class_to_string(decision_class(d));
 }
 
-/* Reasons a step is held back. Shown once per change, not on every tick. */
-enum {
-        HOLD_NONE,
-        HOLD_NO_BUDGET,
-        HOLD_NO_WS,
-        HOLD_THROTTLE_NO_CGROUP,
-        HOLD_THROTTLE_NO_PSI,
-        HOLD_THROTTLE_READONLY,
-        HOLD_MAX_PER_DAY,
-        HOLD_MIN_UPTIME,
-        HOLD_WINDOW,
-        HOLD_NO_WALL,
-};
-
 /* Per-tick view shared by the helpers below. */
 typedef struct Tick {
         Engine *e;
@@ -166,6 +152,16 @@ _printf_(3, 4) static Decision *emit(Tick *k, DecisionKind kind, const char *fmt
         return d;
 }
 
+_printf_(4, 5) static Decision *emit_code(Tick *k, DecisionKind kind, DecisionCode code, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        Decision *d = emitv(k, kind, fmt, ap);
+        va_end(ap);
+        if (d)
+                d->code = code;
+        return d;
+}
+
 /* A decision for an actuator. */
 _printf_(3, 4) static Decision *emit_action(Tick *k, ActionKind a, const char *fmt, ...) {
         va_list ap;
@@ -191,6 +187,8 @@ _printf_(4, 5) static void hold(Tick *k, int action, uint32_t code, const char *
         vsnprintf(reason, sizeof(reason), fmt, ap);
         va_end(ap);
         Decision *d = emit(k, DECISION_HOLD, "%s", reason);
+        if (d)
+                d->code = (DecisionCode) code;
         if (d && action >= 0)
                 d->action = (ActionKind) action;
 }
@@ -322,35 +320,38 @@ static bool step_exhausted(const Tick *k, Level l) {
         }
 }
 
-static const char *why_step(const Tick *k, Level l, Level from, char *buf, size_t n) {
+static DecisionCode why_step(const Tick *k, Level l, Level from, char *buf, size_t n) {
         char a[FORMAT_PERCENT_MAX], t[FORMAT_TIMESPAN_MAX];
         const StepPolicy *s = &k->p->step[l];
         const char *name = level_to_string(l);
 
-        if (s->at > 0 && k->ws_bp >= s->at)
+        if (s->at > 0 && k->ws_bp >= s->at) {
                 snprintf(buf, n, "at or above %s.at %s", name, format_bp(a, s->at));
-        else if (s->eta > 0 && k->eta <= s->eta)
+                return LEVEL_UP_AT;
+        }
+        if (s->eta > 0 && k->eta <= s->eta) {
                 snprintf(buf, n, "OOM ETA under %s.eta %s", name, format_timespan(t, s->eta));
-        else
-                snprintf(buf, n, "%s is not helping and the working set still rises", level_to_string(from));
-        return buf;
+                return LEVEL_UP_ETA;
+        }
+        snprintf(buf, n, "%s is not helping and the working set still rises", level_to_string(from));
+        return LEVEL_UP_NOT_HELPING;
 }
 
-static void set_level(Tick *k, Level to, const char *why) {
+static void set_level(Tick *k, Level to, DecisionCode code, const char *why) {
         Engine *e = k->e;
         Level from = e->level;
 
         e->level = to;
         e->level_since = k->now;
         k->out->level = to;
-        Decision *d = emit(k, DECISION_LEVEL, "%s: %s -> %s (%s)", k->ctx, level_to_string(from),
-                           level_to_string(to), why);
+        Decision *d = emit_code(k, DECISION_LEVEL, code, "%s: %s -> %s (%s)", k->ctx, level_to_string(from),
+                                level_to_string(to), why);
         if (d)
                 d->from = from;
         /* Holds of rungs we left may be shown again when we come back. */
         if (to < from)
                 for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
-                        e->hold_shown[a] = HOLD_NONE;
+                        e->hold_shown[a] = CODE_NONE;
 }
 
 static void recent_add(Engine *e, usec_t t, uint64_t ws) {
@@ -397,7 +398,7 @@ static void note_action(Tick *k, ActionKind a, bool measure) {
         const Trend *tr = trend_in_use(e);
         st->slope_before = tr->valid ? tr->slope : 0;
         e->last_action = k->now;
-        e->hold_shown[a] = HOLD_NONE;
+        e->hold_shown[a] = CODE_NONE;
 }
 
 /* memory.max raised for a restart goes back to what it was; until the write is confirmed,
@@ -426,8 +427,10 @@ static void observe_events(Tick *k) {
                                    "(memory.events oom_kill %" PRIu64 " -> %" PRIu64 ")",
                                    k->ctx, s->events.oom_kill - e->prev_events.oom_kill, e->prev_events.oom_kill,
                                    s->events.oom_kill);
-                if (d)
+                if (d) {
                         d->oom_kill = true;
+                        d->code = EVENT_OOM_KILL;
+                }
         }
 
         /* Against the last server seen, even if samples without a process came in between
@@ -439,10 +442,10 @@ static void observe_events(Tick *k) {
 
         if (e->restart_pending) {
                 e->restart_pending = false;
-                emit(k, DECISION_EVENT, "graceful restart done (server pid %d -> %d)", (int) e->prev_pid,
+                emit_code(k, DECISION_EVENT, EVENT_RESTART_DONE, "graceful restart done (server pid %d -> %d)", (int) e->prev_pid,
                      (int) s->pid);
         } else
-                emit(k, DECISION_EVENT, "the server restarted (pid %d -> %d), not by memgov",
+                emit_code(k, DECISION_EVENT, EVENT_RESTART_FOREIGN, "the server restarted (pid %d -> %d), not by memgov",
                      (int) e->prev_pid, (int) s->pid);
 
         if (e->max_raised && !e->act[ACTION_SET_MAX].spent)
@@ -478,7 +481,7 @@ static void observe_failures(Tick *k) {
                 st->spent = true;
                 st->backoff_until = k->now + backoff;
                 char t[FORMAT_TIMESPAN_MAX];
-                Decision *d = emit(k, DECISION_EFFECT, "%s failed: not tried again for %s%s",
+                Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED, "%s failed: not tried again for %s%s",
                                    action_kind_to_string(a), format_timespan(t, backoff),
                                    action_info(a)->sets_limit ? "" : "; the ladder may move up");
                 if (d)
@@ -533,7 +536,7 @@ static void measure_effects(Tick *k) {
                 if (gain < 0 || (uint64_t) gain < sp->min_gain) {
                         st->spent = true;
                         st->backoff_until = st->last + sp->backoff;
-                        d = emit(k, DECISION_EFFECT,
+                        d = emit_code(k, DECISION_EFFECT, EFFECT_TOO_LITTLE,
                                  "%s %s%s%s%s%s, under %s.min-gain %s: not again for %s, and the ladder "
                                  "moves up if the working set keeps rising",
                                  what, gain <= 0 ? "nothing" : "only ", gain <= 0 ? "" : format_bytes(g, (uint64_t) gain),
@@ -542,7 +545,7 @@ static void measure_effects(Tick *k) {
                                  format_timespan(t, st->backoff_until > k->now ? st->backoff_until - k->now : 0));
                 } else {
                         st->spent = false;
-                        d = emit(k, DECISION_EFFECT, "%s %s%s%s%s", what, format_bytes(g, (uint64_t) gain),
+                        d = emit_code(k, DECISION_EFFECT, EFFECT_FREED, "%s %s%s%s%s", what, format_bytes(g, (uint64_t) gain),
                                  assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")");
                 }
                 if (d) {
@@ -589,7 +592,7 @@ static void resync_high(Tick *k) {
                 snprintf(a, sizeof(a), "%" PRIu64, s->memory_high);
                 snprintf(b, sizeof(b), "%" PRIu64, e->high_set);
         }
-        emit(k, DECISION_EVENT, "memory.high is %s, not the %s memgov set: changed by someone else, adopted "
+        emit_code(k, DECISION_EVENT, EVENT_HIGH_ADOPTED, "memory.high is %s, not the %s memgov set: changed by someone else, adopted "
              "as the calm value", a, b);
         e->high_ceiling = s->memory_high;
         e->ceiling_known = true;
@@ -853,11 +856,11 @@ static void restart_timeout(Tick *k) {
         if (e->opts.simulate) {
                 if (k->now - e->restart_at < k->p->settle)
                         return;
-                emit(k, DECISION_EVENT, "restart taken as done (simulated: no server was restarted)");
+                emit_code(k, DECISION_EVENT, EVENT_RESTART_ASSUMED, "restart taken as done (simulated: no server was restarted)");
         } else {
                 if (k->now - e->restart_at < k->p->stop_timeout)
                         return;
-                emit(k, DECISION_EVENT, "no new server process within restart.stop-timeout %s",
+                emit_code(k, DECISION_EVENT, EVENT_RESTART_TIMEOUT, "no new server process within restart.stop-timeout %s",
                      format_timespan(t, k->p->stop_timeout));
         }
         e->restart_pending = false;
@@ -917,7 +920,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                 remember(e, s);
                 return;
         }
-        e->notice_shown = HOLD_NONE;
+        e->notice_shown = CODE_NONE;
         e->last_budget = k.budget;
         recent_add(e, now, k.ws);
 
@@ -970,15 +973,17 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                 bool settled = e->last_action == 0 || now - e->last_action >= p->settle || k.emergency;
                 if (settled) {
                         Level to = next_above(&k, e->level);
-                        set_level(&k, to, why_step(&k, to, e->level, why, sizeof(why)));
+                        DecisionCode code = why_step(&k, to, e->level, why, sizeof(why));
+                        set_level(&k, to, code, why);
                 }
         } else if (target < e->level && now - e->level_since >= p->settle) {
                 Level to = next_below(&k, e->level);
-                if (sig >= to && to > LEVEL_NORMAL)
+                bool retry = sig >= to && to > LEVEL_NORMAL;
+                if (retry)
                         snprintf(why, sizeof(why), "%s may help again: its backoff is over", level_to_string(to));
                 else
                         snprintf(why, sizeof(why), "%s no longer called for", level_to_string(e->level));
-                set_level(&k, to, why);
+                set_level(&k, to, retry ? LEVEL_DOWN_RETRY : LEVEL_DOWN_CALM, why);
         }
         out->level = e->level;
 
