@@ -331,143 +331,178 @@ typedef struct Hold {
         InjectReport *ret;
         char *why;
         size_t why_size;
+
+        usec_t t0;         /* when the thread was seized */
+        bool stopped;      /* in a stop of ours: a failure detaches it, handing back signal */
+        int signal;
+        struct user_regs_struct entry; /* at the system call's entry */
+        uint64_t base;     /* of the block on the thread's stack */
+
         uint64_t mailbox, seq; /* set once the thread runs the stub */
         usec_t detached;
         int r;
 } Hold;
 
-static int hold(Hold *h) {
-        const InjectRequest *q = h->q;
-        pid_t tid = h->tid;
-        long nr = h->nr;
-        char *why = h->why;
-        size_t why_size = h->why_size;
-        struct user_regs_struct regs, entry;
-        int status, r;
-
-        /* No PTRACE_O_EXITKILL, ever: if we die, the thread must go on. */
-        if (ptrace(PTRACE_SEIZE, tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0) {
-                r = negative_errno();
-                snprintf(why, why_size, "cannot trace thread %d: %s", (int) tid, strerror(-r));
+/* INJECT_PHASE_SEIZED. PTRACE_SEIZE, not PTRACE_ATTACH: no SIGSTOP that the process could see
+ * or that another thread could take. No PTRACE_O_EXITKILL, ever: if we die, the thread must go
+ * on. */
+static int seize(Hold *h) {
+        if (ptrace(PTRACE_SEIZE, h->tid, NULL, (void *) PTRACE_O_TRACESYSGOOD) < 0) {
+                int r = negative_errno();
+                snprintf(h->why, h->why_size, "cannot trace thread %d: %s", (int) h->tid, strerror(-r));
                 return r;
         }
-        phase(q, INJECT_PHASE_SEIZED);
-        usec_t t0 = now_clock(CLOCK_MONOTONIC);
-        if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) < 0) {
+        phase(h->q, INJECT_PHASE_SEIZED);
+        h->t0 = now_clock(CLOCK_MONOTONIC);
+        return 0;
+}
+
+/* INJECT_PHASE_INTERRUPTED. Out of its system call into a ptrace stop the process does not
+ * see; the kernel restarts the call once the thread goes on. A thread that does not stop within
+ * STOP_TIMEOUT is left to the tracer thread's end. */
+static int interrupt(Hold *h) {
+        int status, r;
+
+        if (ptrace(PTRACE_INTERRUPT, h->tid, NULL, NULL) < 0) {
                 r = negative_errno();
-                snprintf(why, why_size, "cannot stop thread %d: %s", (int) tid, strerror(-r));
-                return r; /* the tracer thread's end lets it go */
+                snprintf(h->why, h->why_size, "cannot stop thread %d: %s", (int) h->tid, strerror(-r));
+                return r;
         }
-        if ((r = wait_stop(tid, t0 + STOP_TIMEOUT, &status)) < 0) {
+        if ((r = wait_stop(h->tid, h->t0 + STOP_TIMEOUT, &status)) < 0) {
                 if (r == -ETIMEDOUT)
-                        snprintf(why, why_size, "thread %d did not stop within %llu s (it entered a wait no "
-                                                "ptrace stop interrupts, e.g. the parent side of vfork()): let go",
-                                 (int) tid, (unsigned long long) (STOP_TIMEOUT / USEC_PER_SEC));
+                        snprintf(h->why, h->why_size,
+                                 "thread %d did not stop within %llu s (it entered a wait no ptrace stop "
+                                 "interrupts, e.g. the parent side of vfork()): let go",
+                                 (int) h->tid, (unsigned long long) (STOP_TIMEOUT / USEC_PER_SEC));
                 else
-                        snprintf(why, why_size, "cannot stop thread %d: %s", (int) tid, strerror(-r));
+                        snprintf(h->why, h->why_size, "cannot stop thread %d: %s", (int) h->tid, strerror(-r));
                 return r == -ETIMEDOUT ? r : -EAGAIN;
         }
-        phase(q, INJECT_PHASE_INTERRUPTED);
+        phase(h->q, INJECT_PHASE_INTERRUPTED);
+        h->stopped = true;
         if (!WIFSTOPPED(status) || (status >> 16) != PTRACE_EVENT_STOP) {
                 /* A signal got there first: hand it over and leave. */
-                let_go(tid, WIFSTOPPED(status) ? WSTOPSIG(status) : 0);
-                snprintf(why, why_size, "thread %d stopped for a signal instead", (int) tid);
+                h->signal = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
+                snprintf(h->why, h->why_size, "thread %d stopped for a signal instead", (int) h->tid);
                 return -EAGAIN;
         }
-        /* Between choosing the thread and seizing it the process may have ended and its pid
-         * been reused: the plan (addresses in libc) was made for the process that started then. */
+        return 0;
+}
+
+/* What can only be checked once the thread is held: that the process is still the one the
+ * plan (addresses in libc) was made for, the pid not reused since the thread was chosen; and
+ * that the thread was stopped inside the system call it was chosen in, not anywhere else
+ * (inside malloc, say) after it left it. */
+static int check_held(Hold *h) {
+        const InjectRequest *q = h->q;
+        struct user_regs_struct regs;
+        int r;
+
         if (q->starttime != 0) {
                 char task[96];
-                snprintf(task, sizeof(task), "/proc/%d/task/%d", (int) q->pid, (int) tid);
+                snprintf(task, sizeof(task), "/proc/%d/task/%d", (int) q->pid, (int) h->tid);
                 r = proc_check_starttime(AT_FDCWD, q->pid, q->starttime);
                 if (r == 0 && access(task, F_OK) < 0)
                         r = -ESRCH;
                 if (r < 0) {
-                        let_go(tid, 0);
-                        snprintf(why, why_size, "process %d is not the one the trim was planned for (%s): thread %d "
-                                                "let go untouched", (int) q->pid,
-                                 r != -ESRCH ? strerror(-r) : "its start time differs, the pid was reused", (int) tid);
+                        snprintf(h->why, h->why_size,
+                                 "process %d is not the one the trim was planned for (%s): thread %d let go untouched",
+                                 (int) q->pid,
+                                 r != -ESRCH ? strerror(-r) : "its start time differs, the pid was reused",
+                                 (int) h->tid);
                         return -ESRCH;
                 }
         }
-        if (ptrace(PTRACE_GETREGS, tid, NULL, &regs) < 0) {
+        if (ptrace(PTRACE_GETREGS, h->tid, NULL, &regs) < 0) {
                 r = negative_errno();
-                let_go(tid, 0);
-                snprintf(why, why_size, "cannot read the registers of thread %d: %s", (int) tid, strerror(-r));
+                snprintf(h->why, h->why_size, "cannot read the registers of thread %d: %s", (int) h->tid, strerror(-r));
                 return r;
         }
         long rax = (long) regs.rax;
-        if ((long) regs.orig_rax != nr || (rax != -ERESTARTSYS && rax != -ERESTARTNOINTR && rax != -ERESTARTNOHAND &&
-                                           rax != -ERESTART_RESTARTBLOCK)) {
-                /* It left its system call meanwhile: it may be anywhere, inside malloc too. */
-                let_go(tid, 0);
-                snprintf(why, why_size, "thread %d was no longer in %s when stopped", (int) tid, syscall_name(nr));
+        if ((long) regs.orig_rax != h->nr || (rax != -ERESTARTSYS && rax != -ERESTARTNOINTR && rax != -ERESTARTNOHAND &&
+                                              rax != -ERESTART_RESTARTBLOCK)) {
+                snprintf(h->why, h->why_size, "thread %d was no longer in %s when stopped", (int) h->tid,
+                         syscall_name(h->nr));
                 return -EAGAIN;
         }
+        return 0;
+}
 
-        /* Back into the system call, which the kernel restarts: stop at its entry. */
-        if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL) < 0) {
+/* INJECT_PHASE_AT_ENTRY. Back into the system call, which the kernel restarts, and stopped at
+ * its entry: there the registers hold its arguments as they were and the number it runs again
+ * (restart_syscall for a sleep), everything the stub needs to run it again after the call. */
+static int stop_at_entry(Hold *h) {
+        int status, r;
+
+        if (ptrace(PTRACE_SYSCALL, h->tid, NULL, NULL) < 0) {
                 r = negative_errno();
-                let_go(tid, 0);
-                snprintf(why, why_size, "cannot resume thread %d to its system call: %s", (int) tid, strerror(-r));
+                snprintf(h->why, h->why_size, "cannot resume thread %d to its system call: %s", (int) h->tid,
+                         strerror(-r));
                 return r;
         }
-        if ((r = wait_stop(tid, now_clock(CLOCK_MONOTONIC) + STOP_TIMEOUT, &status)) < 0) {
-                snprintf(why, why_size, "thread %d did not come back to its system call's entry: %s", (int) tid,
-                         strerror(-r));
+        h->stopped = false;
+        if ((r = wait_stop(h->tid, now_clock(CLOCK_MONOTONIC) + STOP_TIMEOUT, &status)) < 0) {
+                snprintf(h->why, h->why_size, "thread %d did not come back to its system call's entry: %s",
+                         (int) h->tid, strerror(-r));
                 return r == -ETIMEDOUT ? r : -EAGAIN;
         }
+        h->stopped = true;
         if (!WIFSTOPPED(status) || WSTOPSIG(status) != (SIGTRAP | 0x80)) {
-                let_go(tid, WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP && (status >> 16) == 0 ? WSTOPSIG(status) : 0);
-                snprintf(why, why_size, "thread %d did not re-enter its system call", (int) tid);
+                h->signal = WIFSTOPPED(status) && WSTOPSIG(status) != SIGTRAP && (status >> 16) == 0 ? WSTOPSIG(status)
+                                                                                                     : 0;
+                snprintf(h->why, h->why_size, "thread %d did not re-enter its system call", (int) h->tid);
                 return -EAGAIN;
         }
-        phase(q, INJECT_PHASE_AT_ENTRY);
-        if (ptrace(PTRACE_GETREGS, tid, NULL, &entry) < 0) {
+        phase(h->q, INJECT_PHASE_AT_ENTRY);
+        if (ptrace(PTRACE_GETREGS, h->tid, NULL, &h->entry) < 0) {
                 r = negative_errno();
-                let_go(tid, 0);
-                snprintf(why, why_size, "cannot read the registers of thread %d: %s", (int) tid, strerror(-r));
+                snprintf(h->why, h->why_size, "cannot read the registers of thread %d: %s", (int) h->tid, strerror(-r));
                 return r;
         }
+        return 0;
+}
+
+/* INJECT_PHASE_BLOCK_WRITTEN. The call's data and the saved registers, in a block on the
+ * thread's own stack below its red zone (where nothing of the thread's is), with room for the
+ * call under it: -EMSGSIZE when there is not, for inject_call to try another thread. The stub
+ * goes in too if it is not there yet (only ptrace's forced writes can, while the thread is
+ * ours). The thread does not see any of it until its registers point there. */
+static int write_block(Hold *h) {
+        const InjectRequest *q = h->q;
+        const struct user_regs_struct *entry = &h->entry;
+        int r;
 
         /* The syscall instruction the thread will run again. */
         uint8_t insn[2];
-        if (mem_read(q->pid, entry.rip - 2, insn, 2) < 0 || insn[0] != 0x0f || insn[1] != 0x05) {
-                let_go(tid, 0);
-                snprintf(why, why_size, "thread %d: no syscall instruction before %#llx", (int) tid,
-                         (unsigned long long) entry.rip);
+        if (mem_read(q->pid, entry->rip - 2, insn, 2) < 0 || insn[0] != 0x0f || insn[1] != 0x05) {
+                snprintf(h->why, h->why_size, "thread %d: no syscall instruction before %#llx", (int) h->tid,
+                         (unsigned long long) entry->rip);
                 return -EPROTO;
         }
 
-        /* The block, below the red zone, with room for the call under it. */
         size_t xs = xsave_size();
         size_t regs_off = INJECT_XSAVE + xs + STRINGS_SIZE;
         size_t size = regs_off + INJECT_SAVED_COUNT * 8;
-        uint64_t base = (entry.rsp - STACK_RED_ZONE - size) & ~(uint64_t) 63;
+        uint64_t base = (entry->rsp - STACK_RED_ZONE - size) & ~(uint64_t) 63;
         {
                 uint64_t start, end;
                 char perms[5];
                 /* Streamed: the whole file of a server with many mappings is large. */
-                r = maps_read_find(AT_FDCWD, q->pid, entry.rsp, &start, &end, perms);
+                r = maps_read_find(AT_FDCWD, q->pid, entry->rsp, &start, &end, perms);
                 if (r < 0 || base < start + STACK_ROOM_NEEDED || perms[0] != 'r' || perms[1] != 'w') {
-                        let_go(tid, 0);
-                        snprintf(why, why_size, "thread %d has too little stack left for the call", (int) tid);
+                        snprintf(h->why, h->why_size, "thread %d has too little stack left for the call", (int) h->tid);
                         return -EMSGSIZE;
                 }
         }
         _cleanup_free_ uint8_t *block = calloc(1, size);
-        if (!block) {
-                let_go(tid, 0);
+        if (!block)
                 return -ENOMEM;
-        }
         uint64_t *w = (uint64_t *) block;
         uint64_t arg0 = q->arg0;
         if (q->arg0_string) {
                 size_t sl = strlen(q->arg0_string);
-                if (sl >= STRINGS_SIZE) {
-                        let_go(tid, 0);
+                if (sl >= STRINGS_SIZE)
                         return -E2BIG;
-                }
                 memcpy(block + INJECT_XSAVE + xs, q->arg0_string, sl + 1);
                 arg0 = base + INJECT_XSAVE + xs;
         }
@@ -482,49 +517,82 @@ static int hold(Hold *h) {
         w[INJECT_REGS_OFF / 8] = regs_off;
         memcpy(block + INJECT_MAGIC, "memgov\0", 8);
         uint64_t *saved = (uint64_t *) (block + regs_off);
-        saved[INJECT_SAVED_RFLAGS] = entry.eflags;
-        saved[INJECT_SAVED_R9] = entry.r9;
-        saved[INJECT_SAVED_R8] = entry.r8;
-        saved[INJECT_SAVED_R10] = entry.r10;
-        saved[INJECT_SAVED_RDX] = entry.rdx;
-        saved[INJECT_SAVED_RSI] = entry.rsi;
-        saved[INJECT_SAVED_RDI] = entry.rdi;
-        saved[INJECT_SAVED_RAX] = entry.orig_rax; /* the call, or restart_syscall for a sleep */
-        saved[INJECT_SAVED_TARGET] = entry.rip - 2;
-        saved[INJECT_SAVED_RSP] = entry.rsp;
+        saved[INJECT_SAVED_RFLAGS] = entry->eflags;
+        saved[INJECT_SAVED_R9] = entry->r9;
+        saved[INJECT_SAVED_R8] = entry->r8;
+        saved[INJECT_SAVED_R10] = entry->r10;
+        saved[INJECT_SAVED_RDX] = entry->rdx;
+        saved[INJECT_SAVED_RSI] = entry->rsi;
+        saved[INJECT_SAVED_RDI] = entry->rdi;
+        saved[INJECT_SAVED_RAX] = entry->orig_rax; /* the call, or restart_syscall for a sleep */
+        saved[INJECT_SAVED_TARGET] = entry->rip - 2;
+        saved[INJECT_SAVED_RSP] = entry->rsp;
         /* The first call into this process: the stub goes in now, while the thread is ours. */
-        if (!h->stub_present && (r = poke_stub(tid, q->stub_addr, why, why_size)) < 0) {
-                let_go(tid, 0);
+        if (!h->stub_present && (r = poke_stub(h->tid, q->stub_addr, h->why, h->why_size)) < 0)
                 return r;
-        }
         if ((r = mem_write(q->pid, base, block, size)) < 0) {
-                let_go(tid, 0);
-                snprintf(why, why_size, "cannot write the call's data on the stack of thread %d: %s", (int) tid,
-                         strerror(-r));
+                snprintf(h->why, h->why_size, "cannot write the call's data on the stack of thread %d: %s",
+                         (int) h->tid, strerror(-r));
                 return r;
         }
         phase(q, INJECT_PHASE_BLOCK_WRITTEN);
-
-        /* The one change that sends the thread through the stub: from here on it runs the call
-         * whether we are still around or not. getpid instead of the system call, not -1: a
-         * seccomp filter sees the number too. */
-        regs = entry;
-        regs.orig_rax = SYS_getpid;
-        regs.rip = q->stub_addr;
-        regs.rsp = base;
-        if (ptrace(PTRACE_SETREGS, tid, NULL, &regs) < 0) {
-                r = negative_errno();
-                let_go(tid, 0);
-                snprintf(why, why_size, "cannot set the registers of thread %d: %s", (int) tid, strerror(-r));
-                return r;
-        }
-        phase(q, INJECT_PHASE_REGS_SET);
-        (void) ptrace(PTRACE_DETACH, tid, NULL, NULL);
-        h->detached = now_clock(CLOCK_MONOTONIC);
-        h->ret->held = h->detached - t0;
+        h->base = base;
         h->mailbox = mailbox;
         h->seq = seq;
-        phase(q, INJECT_PHASE_DETACHED);
+        return 0;
+}
+
+/* INJECT_PHASE_REGS_SET. The one change that sends the thread through the stub: from here on
+ * it runs the call whether we are still around or not. getpid instead of the system call, not
+ * -1: a seccomp filter sees the number too. */
+static int redirect(Hold *h) {
+        struct user_regs_struct regs = h->entry;
+
+        regs.orig_rax = SYS_getpid;
+        regs.rip = h->q->stub_addr;
+        regs.rsp = h->base;
+        if (ptrace(PTRACE_SETREGS, h->tid, NULL, &regs) < 0) {
+                int r = negative_errno();
+                snprintf(h->why, h->why_size, "cannot set the registers of thread %d: %s", (int) h->tid, strerror(-r));
+                return r;
+        }
+        phase(h->q, INJECT_PHASE_REGS_SET);
+        return 0;
+}
+
+/* INJECT_PHASE_DETACHED. Let go before the call starts: the tracer is not needed for it, and
+ * a memgov that dies from here on leaves a thread that runs the stub to its end. */
+static void detach(Hold *h) {
+        (void) ptrace(PTRACE_DETACH, h->tid, NULL, NULL);
+        h->detached = now_clock(CLOCK_MONOTONIC);
+        h->ret->held = h->detached - h->t0;
+        phase(h->q, INJECT_PHASE_DETACHED);
+}
+
+/* The one way out of a failed hold. Only a thread in a stop of ours is detached here (with a
+ * signal caught on the way handed back); one that is not stopped (the interrupt or the stop at
+ * the entry did not come in time) is let go by the end of the tracer thread. Nothing else is to
+ * undo: the thread's registers change only in redirect(), the last step, and only when it
+ * succeeds; the block lies below the thread's stack pointer and red zone, in memory the thread
+ * does not use; the stub stays for the next call (check_stub() knows it). */
+static void give_up(Hold *h) {
+        if (h->stopped)
+                let_go(h->tid, h->signal);
+}
+
+static int hold(Hold *h) {
+        int r;
+
+        if ((r = seize(h)) < 0 ||
+            (r = interrupt(h)) < 0 ||
+            (r = check_held(h)) < 0 ||
+            (r = stop_at_entry(h)) < 0 ||
+            (r = write_block(h)) < 0 ||
+            (r = redirect(h)) < 0) {
+                give_up(h);
+                return r;
+        }
+        detach(h);
         return 0;
 }
 
@@ -534,28 +602,15 @@ static void *hold_thread(void *userdata) {
         return NULL;
 }
 
-static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_skip, InjectReport *ret, char *why,
-                       size_t why_size) {
-        long nr;
-        pid_t tid;
-        int r;
+/* Before any thread is held: whether the stub is in place at stub_addr (and nothing else is),
+ * and if not, written now when /proc/PID/mem allows it, so that the hold stays shortest. */
+static int prepare_stub(const InjectRequest *q, bool *ret_present, char *why, size_t why_size) {
+        bool present;
 
-        *ret = (InjectReport) {};
-        why[0] = '\0';
-        r = inject_choose_thread(q->pid, q->tid, skip, n_skip, &tid, &nr, why, why_size);
+        int r = check_stub(q->pid, q->stub_addr, &present, why, why_size);
         if (r < 0)
                 return r;
-        ret->tid = tid;
-        ret->syscall_nr = nr;
-        ret->syscall_name = syscall_name(nr);
-        if (q->dry_run)
-                return 0;
-
-        bool stub_present;
-        r = check_stub(q->pid, q->stub_addr, &stub_present, why, why_size);
-        if (r < 0)
-                return r;
-        if (!stub_present) {
+        if (!present) {
                 /* Written before any thread is held: the pid must still name the process the
                  * plan was made for, or the stub would go into another one. */
                 if (q->starttime != 0 && proc_check_starttime(AT_FDCWD, q->pid, q->starttime) < 0) {
@@ -563,44 +618,43 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
                                                 "differs, the pid was reused): nothing written", (int) q->pid);
                         return -ESRCH;
                 }
-                stub_present = write_stub_early(q->pid, q->stub_addr);
+                present = write_stub_early(q->pid, q->stub_addr);
         }
+        *ret_present = present;
+        return 0;
+}
 
-        Hold h = {
-                .q = q,
-                .tid = tid,
-                .nr = nr,
-                .stub_present = stub_present,
-                .ret = ret,
-                .why = why,
-                .why_size = why_size,
-        };
+/* SEIZED to DETACHED, in the tracer thread (see Hold). Once joined, the tracer thread is gone,
+ * and with it any hold on the thread it left. */
+static int run_hold(Hold *h) {
         pthread_t t;
         pthread_attr_t attr;
+
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, 256 * 1024);
-        r = -pthread_create(&t, &attr, hold_thread, &h);
+        int r = -pthread_create(&t, &attr, hold_thread, h);
         pthread_attr_destroy(&attr);
         if (r < 0) {
-                snprintf(why, why_size, "cannot start the tracer thread: %s", strerror(-r));
+                snprintf(h->why, h->why_size, "cannot start the tracer thread: %s", strerror(-r));
                 return r;
         }
-        /* Once joined, the tracer thread is gone, and with it any hold on the thread it left. */
         (void) pthread_join(t, NULL);
-        if (h.r < 0)
-                return h.r;
+        return h->r;
+}
 
-        /* Wait for the stub to say the call returned. */
-        usec_t t1 = h.detached;
-        uint64_t mailbox = h.mailbox, seq = h.seq;
+/* INJECT_PHASE_DONE. The thread runs the call on its own now: the stub says it returned by
+ * writing the sequence number and the return value to the mailbox. */
+static int wait_done(const InjectRequest *q, const Hold *h, InjectReport *ret, char *why, size_t why_size) {
+        usec_t t1 = h->detached;
         usec_t limit = q->timeout ? q->timeout : 30 * USEC_PER_SEC;
+
         for (unsigned spins = 0;; spins++) {
                 uint64_t box[2];
-                if (mem_read(q->pid, mailbox, box, sizeof(box)) < 0) {
+                if (mem_read(q->pid, h->mailbox, box, sizeof(box)) < 0) {
                         snprintf(why, why_size, "process %d is gone while the call ran", (int) q->pid);
                         return -ESRCH;
                 }
-                if (box[0] == seq) {
+                if (box[0] == h->seq) {
                         ret->call = now_clock(CLOCK_MONOTONIC) - t1;
                         ret->ret = box[1];
                         ret->completed = true;
@@ -615,6 +669,43 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         }
         phase(q, INJECT_PHASE_DONE);
         return 0;
+}
+
+/* One thread: chosen, the stub made ready, held from SEIZED to DETACHED, the call waited for. */
+static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_skip, InjectReport *ret, char *why,
+                       size_t why_size) {
+        long nr;
+        pid_t tid;
+        bool stub_present;
+        int r;
+
+        *ret = (InjectReport) {};
+        why[0] = '\0';
+        r = inject_choose_thread(q->pid, q->tid, skip, n_skip, &tid, &nr, why, why_size);
+        if (r < 0)
+                return r;
+        ret->tid = tid;
+        ret->syscall_nr = nr;
+        ret->syscall_name = syscall_name(nr);
+        if (q->dry_run)
+                return 0;
+
+        r = prepare_stub(q, &stub_present, why, why_size);
+        if (r < 0)
+                return r;
+        Hold h = {
+                .q = q,
+                .tid = tid,
+                .nr = nr,
+                .stub_present = stub_present,
+                .ret = ret,
+                .why = why,
+                .why_size = why_size,
+        };
+        r = run_hold(&h);
+        if (r < 0)
+                return r;
+        return wait_done(q, &h, ret, why, why_size);
 }
 
 int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size) {

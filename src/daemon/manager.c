@@ -340,17 +340,15 @@ static int open_state_dir(Manager *m, const char *dir) {
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return log_warning_errno(negative_errno(), "cannot create %s: %m; the restart history is kept in "
                                          "memory only", dir);
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return log_warning_errno(negative_errno(), "cannot open %s: %m; the restart history is kept in "
                                          "memory only", dir);
         int r = check_trusted_dir(fd, geteuid(), why, sizeof(why));
-        if (r < 0) {
-                close(fd);
+        if (r < 0)
                 return log_warning_errno(r, "state directory %s refused: %s; the restart history is kept in memory "
                                          "only", dir, why);
-        }
-        m->state_dir_fd = fd;
+        m->state_dir_fd = TAKE_FD(fd);
         return 0;
 }
 
@@ -783,59 +781,59 @@ static int drop_privileges(Manager *m) {
         return 0;
 }
 
-int manager_new(const ManagerOptions *o, Manager **ret) {
-        char message[1024];
-        int r;
+/* ---- setup, in stages ---- */
 
-        Manager *m = calloc(1, sizeof(Manager));
-        if (!m)
-                return log_error_errno(-ENOMEM, "out of memory");
-        m->opts = *o;
-        m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = m->state_dir_fd = -1;
-        m->worker.eventfd = -1;
-        m->target.cgroup_fd = -1;
-        m->roots.cgroup_fd = m->roots.proc_fd = -1;
+/* Each stage either completes or returns an error, and whatever it set up is on the Manager
+ * already: manager_free undoes all of it, whichever stage failed. The order matters: the policy
+ * says how to start; everything opened with privileges comes before they are dropped, the
+ * action thread only after (setup_actions). */
 
-        target_instance_name(&o->target, m->instance, sizeof(m->instance));
-        r = load_policy(m, &m->policy, m->policy_origin, sizeof(m->policy_origin));
+/* The policy first: it says whether memgov's memory is locked and whether this is a dry run. */
+static int setup_policy(Manager *m) {
+        int r = load_policy(m, &m->policy, m->policy_origin, sizeof(m->policy_origin));
         if (r < 0)
-                goto fail;
+                return r;
         if (m->policy.lock_memory)
                 lock_memory(m);
-        m->cli_dry_run = o->dry_run;
+        m->cli_dry_run = m->opts.dry_run;
         if (m->policy.dry_run)
                 m->opts.dry_run = true;
         m->policy.dry_run = m->opts.dry_run;
+        return 0;
+}
 
-        r = roots_open(&m->roots, &o->roots, message, sizeof(message));
-        if (r < 0) {
-                log_error_errno(r, "%s", message);
-                goto fail;
-        }
+/* Where the target is looked for: the cgroup and proc roots, the system bus (a unit is looked up
+ * on it; without --proc-root it is opened for any target, and may be missing then), the sampler
+ * that reads them. */
+static int setup_target(Manager *m) {
+        const ManagerOptions *o = &m->opts;
+        char message[1024];
+
+        int r = roots_open(&m->roots, &o->roots, message, sizeof(message));
+        if (r < 0)
+                return log_error_errno(r, "%s", message);
         if (message[0])
                 log_warning("%s", message);
 
         if (o->target.kind == TARGET_UNIT || !o->roots.proc_root) {
                 r = sd_bus_open_system(&m->bus);
                 if (r < 0) {
-                        if (o->target.kind == TARGET_UNIT) {
-                                log_error_errno(r, "cannot connect to the system bus to find %s: %m", o->target.value);
-                                goto fail;
-                        }
+                        if (o->target.kind == TARGET_UNIT)
+                                return log_error_errno(r, "cannot connect to the system bus to find %s: %m",
+                                                       o->target.value);
                         m->bus = NULL;
                 }
         }
 
         target_init(&m->target, &o->target);
-        r = sampler_init(&m->sampler, &m->roots);
-        if (r < 0)
-                goto fail;
+        return sampler_init(&m->sampler, &m->roots);
+}
 
+/* The engine and the jobs its decisions become: allocated once, nothing per tick. */
+static int setup_engine(Manager *m) {
         m->engine = calloc(1, sizeof(Engine));
-        if (!m->engine) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!m->engine)
+                return -ENOMEM;
         EngineOptions eo = { .simulate = m->opts.dry_run,
                              .effects_assumed = m->opts.dry_run,
                              .page_size = (uint64_t) sysconf(_SC_PAGESIZE) };
@@ -843,29 +841,38 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
 
         m->collected = calloc(ACTION_QUEUE, sizeof(ActionJob));
         m->scratch = calloc(1, sizeof(ActionJob));
-        if (!m->collected || !m->scratch) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!m->collected || !m->scratch)
+                return -ENOMEM;
+        return 0;
+}
 
-        if (o->record_path) {
-                m->record = fopen(o->record_path, "we");
-                if (!m->record) {
-                        r = log_error_errno(negative_errno(), "cannot write %s: %m", o->record_path);
-                        goto fail;
-                }
-                char header[2048];
-                trace_format_header(header, sizeof(header));
-                /* Whether what follows shows the effects of actions carried out: a replay of it
-                 * then says "freed", else "not carried out". */
-                fprintf(m->record, "# memgov trace: %s\n%s\n%s\n", m->policy_origin,
-                        o->dry_run || m->opts.dry_run || o->record_only ? TRACE_MARK_DRY_RUN : TRACE_MARK_ACTING, header);
-                fflush(m->record);
-        }
+/* --record FILE: the trace's header, before the first sample. */
+static int setup_record(Manager *m) {
+        const ManagerOptions *o = &m->opts;
 
-        r = sd_event_default(&m->event);
+        if (!o->record_path)
+                return 0;
+        m->record = fopen(o->record_path, "we");
+        if (!m->record)
+                return log_error_errno(negative_errno(), "cannot write %s: %m", o->record_path);
+        char header[2048];
+        trace_format_header(header, sizeof(header));
+        /* Whether what follows shows the effects of actions carried out: a replay of it
+         * then says "freed", else "not carried out". */
+        fprintf(m->record, "# memgov trace: %s\n%s\n%s\n", m->policy_origin,
+                o->dry_run || o->record_only ? TRACE_MARK_DRY_RUN : TRACE_MARK_ACTING, header);
+        fflush(m->record);
+        return 0;
+}
+
+/* The loop and what wakes it without a target: signals, the watchdog, the sample timer, the end
+ * of --duration. */
+static int setup_event(Manager *m) {
+        const ManagerOptions *o = &m->opts;
+
+        int r = sd_event_default(&m->event);
         if (r < 0)
-                goto fail;
+                return r;
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGHUP);
@@ -875,19 +882,27 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if ((r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0 ||
             (r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
             (r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m)) < 0)
-                goto fail;
+                return r;
         r = watchdog_start(m);
         if (r < 0)
-                goto fail;
+                return r;
 
         r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, m);
         if (r < 0)
-                goto fail;
+                return r;
         if (o->duration > 0) {
                 r = sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, o->duration, 1000, on_stop, m);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
+        return 0;
+}
+
+/* What is opened outside the process, before the privileges go: the control socket, the restart
+ * history, the metrics endpoint. */
+static int setup_listeners(Manager *m) {
+        const ManagerOptions *o = &m->opts;
+        int r;
 
         if (!o->socket_path || o->socket_path[0]) {
                 if (o->socket_path)
@@ -896,7 +911,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                         control_socket_path(&o->target, m->socket_path, sizeof(m->socket_path));
                 r = control_listen(m);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
 
         if (!o->record_only && (!o->state_dir || o->state_dir[0])) {
@@ -905,31 +920,32 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 if (open_state_dir(m, dir) >= 0)
                         load_state(m);
         }
-        r = o->record_only ? 0 : metrics_http_start(m);
-        if (r < 0)
-                goto fail;
+        return o->record_only ? 0 : metrics_http_start(m);
+}
+
+/* The privileges dropped, then the action thread started: a thread started before the drop
+ * would keep every capability (the action thread ptraces, parses the target's libc, talks SQL
+ * and starts the hooks). */
+static int setup_actions(Manager *m) {
+        const ManagerOptions *o = &m->opts;
+        char message[1024];
+
         sql_library_init();
-        r = drop_privileges(m);
+        int r = drop_privileges(m);
         if (r < 0)
-                goto fail;
-        /* Threads only now: a thread started before the drop would keep every capability (the
-         * action thread ptraces, parses the target's libc, talks SQL and starts the hooks). */
+                return r;
         /* Its jobs' timeouts also tell when it is wedged (the watchdog, memgov status). */
         r = action_worker_start(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata, action_timeout);
-        if (r < 0) {
-                log_error_errno(r, "cannot start the action thread: %m");
-                goto fail;
-        }
+        if (r < 0)
+                return log_error_errno(r, "cannot start the action thread: %m");
         r = sd_event_add_io(m->event, &m->worker_source, m->worker.eventfd, EPOLLIN, on_worker, m);
         if (r < 0)
-                goto fail;
+                return r;
         /* The order above is what makes them equal; this says so, and stops a run where they are
          * not. A check that cannot read /proc is no finding. */
         r = privileges_check_threads(message, sizeof(message));
-        if (r == -EPERM) {
-                log_error_errno(r, "capabilities differ between memgov's threads: %s; refusing to run", message);
-                goto fail;
-        }
+        if (r == -EPERM)
+                return log_error_errno(r, "capabilities differ between memgov's threads: %s; refusing to run", message);
         if (r < 0)
                 log_warning_errno(r, "cannot check the capabilities of memgov's threads: %s", message);
         if (!o->quiet) {
@@ -937,14 +953,36 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 privileges_to_string(m->caps, text, sizeof(text));
                 log_info("capabilities kept: %s", text);
         }
+        return 0;
+}
+
+int manager_new(const ManagerOptions *o, Manager **ret) {
+        int r;
+
+        _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(Manager));
+        if (!m)
+                return log_error_errno(-ENOMEM, "out of memory");
+        m->opts = *o;
+        m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = m->state_dir_fd = -1;
+        m->worker.eventfd = -1;
+        m->target.cgroup_fd = -1;
+        m->roots.cgroup_fd = m->roots.proc_fd = -1;
+        target_instance_name(&o->target, m->instance, sizeof(m->instance));
+
+        if ((r = setup_policy(m)) < 0 ||
+            (r = setup_target(m)) < 0 ||
+            (r = setup_engine(m)) < 0 ||
+            (r = setup_record(m)) < 0 ||
+            (r = setup_event(m)) < 0 ||
+            (r = setup_listeners(m)) < 0 ||
+            (r = setup_actions(m)) < 0)
+                return r;
+
         m->started = now_clock(CLOCK_MONOTONIC);
         if (!o->quiet && !o->record_only)
                 log_info("policy: %s%s", m->policy_origin, m->opts.dry_run ? "; dry run: nothing will be changed" : "");
-        *ret = m;
+        *ret = TAKE_PTR(m);
         return 0;
-fail:
-        manager_free(m);
-        return r < 0 ? r : -EINVAL;
 }
 
 /* On the way out, directly (the action thread may be busy with a long restart). */

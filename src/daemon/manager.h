@@ -104,6 +104,7 @@ typedef struct Manager {
 int manager_new(const ManagerOptions *o, Manager **ret);
 int manager_run(Manager *m);
 Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free)
 
 /* Runs one tick now (sample, decide, act): the event sources all end up here. reason says
  * what woke us ("timer", "psi", "memory.events", "process exit", "start"). */
