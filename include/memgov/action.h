@@ -15,6 +15,7 @@ typedef enum ActionKind {
         ACTION_SET_MAX,
         ACTION_RESET,
         ACTION_RESTART,
+        ACTION_POOL, /* resize InnoDB's buffer pool (appended: traces name actions, bit order is kept) */
         _ACTION_KIND_MAX,
 } ActionKind;
 

@@ -172,6 +172,10 @@ typedef struct Engine {
         bool max_restoring; /* the last memory.max decided is the restore (a failure leaves it raised) */
         uint64_t max_original;
 
+        /* the buffer pool: steps taken down and not grown back yet */
+        unsigned pool_steps;
+        bool pool_growing; /* the last pool decision was a step back up */
+
         /* restart */
         bool restart_pending;
         usec_t restart_at;     /* monotonic */

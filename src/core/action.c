@@ -85,6 +85,21 @@ static uint64_t restart_caps(const Policy *p, const PrivilegeNeeds *n) {
         return (p->preflush ? sql_caps(p) : 0) | (!n->dry_run && !n->unit ? CAP(CAP_KILL) : 0);
 }
 
+/* ---- the buffer pool ---- */
+
+static usec_t pool_backoff(const Policy *p) {
+        return p->step[LEVEL_POOL].backoff;
+}
+
+static usec_t pool_timeout(const Policy *p) {
+        /* connect, read the sizes, set, wait for the resize, read back */
+        return 2 * p->sql_connect_timeout + 4 * p->sql_query_timeout + p->pool_resize_timeout + 15 * USEC_PER_SEC;
+}
+
+static uint64_t pool_caps(const Policy *p, const PrivilegeNeeds *n) {
+        return sql_caps(p);
+}
+
 const ActionInfo action_table[_ACTION_KIND_MAX] = {
         [ACTION_TRIM] = {
                 .name = "trim", .verb = "trim", .summary = "trim(s)",
@@ -112,14 +127,22 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .message_id = "3463c69795ad41739599c8b28c573430",
                 .level = LEVEL_RESET, .paced = true, .measured = true, .freed_column = "reset_freed", .reclaims = true,
                 .backoff = reset_backoff, .timeout = reset_timeout, .capabilities = reset_caps,
-                .chart_rgb = 0xc5b0d5, .chart_text_rgb = 0x5e3c99, .chart_rank = 3, .chart_label = "reset", .chart_legend = "reset",
+                .chart_rgb = 0xc5b0d5, .chart_text_rgb = 0x5e3c99, .chart_rank = 4, .chart_label = "reset", .chart_legend = "reset",
         },
         [ACTION_RESTART] = {
                 .name = "restart", .verb = "restart", .summary = "graceful restart(s)",
                 .message_id = "f35287a3f95646a58ea0fec8bf1de717",
                 .level = LEVEL_RESTART, .paced = true, .reclaims = true,
                 .backoff = restart_backoff, .timeout = restart_timeout, .capabilities = restart_caps,
-                .chart_rgb = 0xf7b6d2, .chart_text_rgb = 0xad1457, .chart_rank = 4, .chart_label = "restart", .chart_legend = "restart",
+                .chart_rgb = 0xf7b6d2, .chart_text_rgb = 0xad1457, .chart_rank = 5, .chart_label = "restart", .chart_legend = "restart",
+        },
+        [ACTION_POOL] = {
+                .name = "pool", .verb = "resize pool", .summary = "buffer-pool resize(s)",
+                .message_id = "5b8c2e1f6a9d4f0b8e3a7c1d2f4b6e90",
+                .level = LEVEL_POOL, .paced = true, .measured = true, .freed_column = "pool_freed", .reclaims = true,
+                .backoff = pool_backoff, .timeout = pool_timeout, .capabilities = pool_caps,
+                .chart_rgb = 0xdbdb8d, .chart_text_rgb = 0x827717, .chart_rank = 3, .chart_label = "pool",
+                .chart_legend = "buffer pool resized",
         },
 };
 

@@ -313,6 +313,8 @@ static bool step_exhausted(const Tick *k, Level l) {
                 return e->act[ACTION_TRIM].spent;
         case LEVEL_THROTTLE:
                 return e->psi_guard || e->high_at_floor || e->act[ACTION_SET_HIGH].spent;
+        case LEVEL_POOL:
+                return e->act[ACTION_POOL].spent;
         case LEVEL_RESET:
                 return e->act[ACTION_RESET].spent;
         default:
@@ -463,6 +465,8 @@ static void observe_failures(Tick *k) {
                 usec_t backoff = action_info(a)->backoff(p);
                 if (a == ACTION_RESTART)
                         e->restart_pending = false;
+                else if (a == ACTION_POOL && !e->pool_growing && e->pool_steps > 0)
+                        e->pool_steps--; /* the step down did not happen (at the floor, or no pool) */
                 else if (a == ACTION_SET_HIGH)
                         /* What is in memory.high now is not known: re-plan from the sample. */
                         e->high_known = false;
@@ -837,6 +841,23 @@ static void act(Tick *k) {
                 return;
         }
 
+        if (e->level >= LEVEL_POOL && step_available(k, LEVEL_POOL) && !e->act[ACTION_POOL].spent &&
+            cooldown_over(k, ACTION_POOL, LEVEL_POOL)) {
+                char s1[FORMAT_PERCENT_MAX], s2[FORMAT_PERCENT_MAX];
+                Decision *d = emit_action(k, ACTION_POOL,
+                                          "%s: shrink the buffer pool by %s of its configured size, not below %s of it",
+                                          k->ctx, format_bp(s1, p->pool_step), format_bp(s2, p->pool_floor));
+                if (d) {
+                        d->pool_step = p->pool_step;
+                        d->pool_floor = p->pool_floor;
+                        d->pool_grow_max = SIZE_UNLIMITED;
+                }
+                e->pool_steps++;
+                e->pool_growing = false;
+                note_action(k, ACTION_POOL, true);
+                return;
+        }
+
         if (e->level >= LEVEL_TRIM && step_available(k, LEVEL_TRIM) && !e->act[ACTION_TRIM].spent &&
             cooldown_over(k, ACTION_TRIM, LEVEL_TRIM)) {
                 Decision *d = emit_action(k, ACTION_TRIM, "%s: trim (method %s)", k->ctx,
@@ -845,6 +866,48 @@ static void act(Tick *k) {
                         d->trim_method = p->trim_method;
                 note_action(k, ACTION_TRIM, true);
         }
+}
+
+/* The buffer pool grows back one step at a time: only memgov's own steps (a server that shrank
+ * it by itself is left as it chose), only when calm below throttle for pool.grow-after, and only
+ * when what the last step gave back fits under the point where the ladder would move again, with
+ * the hysteresis: growing must not bring the shrink straight back. */
+static void plan_pool_grow(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char a[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+
+        if (e->pool_steps == 0 || !p->step[LEVEL_POOL].enabled || e->restart_pending || k->emergency)
+                return;
+        if (e->level >= LEVEL_THROTTLE || k->now - e->level_since < p->pool_grow_after ||
+            k->now - e->act[ACTION_POOL].last < p->pool_grow_after || e->act[ACTION_POOL].pending)
+                return;
+        if (e->last_action > 0 && k->now - e->last_action < p->settle)
+                return;
+        uint32_t entry = p->step[LEVEL_POOL].at     ? p->step[LEVEL_POOL].at
+                         : p->step[LEVEL_THROTTLE].at ? p->step[LEVEL_THROTTLE].at
+                                                      : p->step[LEVEL_TRIM].at;
+        if (entry == 0)
+                return;
+        uint64_t room = apply_bp(k->budget, entry - MIN(entry, p->hysteresis));
+        int64_t gain = e->act[ACTION_POOL].last_gain;
+        uint64_t back = gain > 0 ? (uint64_t) gain : 0;
+        if (k->ws + back > room)
+                return;
+        Decision *d = emit_action(k, ACTION_POOL,
+                                  "%s: grow the buffer pool back one step (%u of memgov's step(s) down left), calm "
+                                  "for %s and room for the %s it gave back",
+                                  k->ctx, e->pool_steps, format_timespan(t, k->now - e->level_since),
+                                  format_bytes(a, back));
+        if (d) {
+                d->pool_grow = true;
+                d->pool_step = p->pool_step;
+                d->pool_floor = p->pool_floor;
+                d->pool_grow_max = SIZE_UNLIMITED;
+        }
+        e->pool_steps--;
+        e->pool_growing = true;
+        note_action(k, ACTION_POOL, false);
 }
 
 static void restart_timeout(Tick *k) {
@@ -987,7 +1050,10 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         }
         out->level = e->level;
 
+        unsigned before_act = out->n_decisions;
         act(&k);
+        if (out->n_decisions == before_act)
+                plan_pool_grow(&k);
         plan_high(&k);
 
         bool near = k.ws_bp >= p->fast_above || e->level >= LEVEL_TRIM ||
