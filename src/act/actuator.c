@@ -7,6 +7,7 @@
 #include "memgov/actuator.h"
 #include "memgov/parse-proc.h"
 #include "memgov/units.h"
+#include "pool.h"
 #include "reset.h"
 #include "restart.h"
 #include "trim.h"
@@ -56,6 +57,7 @@ const ActuatorOps actuator_ops_real = {
                 [ACTION_SET_MAX] = limits_action,
                 [ACTION_RESET] = reset_action,
                 [ACTION_RESTART] = restart_action,
+                [ACTION_POOL] = pool_action,
         },
 };
 
@@ -87,5 +89,6 @@ const ActuatorOps actuator_ops_fake = {
                 [ACTION_SET_MAX] = fake_call,
                 [ACTION_RESET] = fake_call,
                 [ACTION_RESTART] = fake_call,
+                [ACTION_POOL] = fake_call,
         },
 };

@@ -442,6 +442,8 @@ static void observe_events(Tick *k) {
         if (!new_pid && !younger)
                 return;
 
+        /* A new server process starts at its configured buffer pool: nothing to grow back. */
+        e->pool_steps = 0;
         if (e->restart_pending) {
                 e->restart_pending = false;
                 emit_code(k, DECISION_EVENT, EVENT_RESTART_DONE, "graceful restart done (server pid %d -> %d)", (int) e->prev_pid,

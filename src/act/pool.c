@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "memgov/actuator.h"
+#include "memgov/clock.h"
+#include "memgov/fileio.h"
+#include "memgov/parse-cgroup.h"
+#include "memgov/sql.h"
+#include "memgov/strutil.h"
+#include "memgov/units.h"
+#include "pool.h"
+#include "trim.h"
+
+/* How the servers resize their buffer pool (SET GLOBAL innodb_buffer_pool_size = N):
+ *
+ * MariaDB 10.11.12+, 11.4.6+, 11.8.2+ (the buffer pool without chunks): the statement itself
+ * resizes, and returns when it is done; a shrink that cannot move its pages fails with
+ * "innodb_buffer_pool_size change aborted", and a KILL QUERY of the statement aborts it. The
+ * size goes by 1 MiB (the variable's block size: other values are truncated down), up to the
+ * read-only innodb_buffer_pool_size_max (a larger value leaves the size as it was, with warning
+ * 1292). These servers have innodb_buffer_pool_size_max, and that is how they are told apart.
+ * Innodb_buffer_pool_resize_status stays empty.
+ *
+ * MariaDB before those, and MySQL 5.7 to 9.x: the statement asks a background thread and returns
+ * at once; Innodb_buffer_pool_resize_status follows it, and ends with "Completed resizing buffer
+ * pool at ...", "Size did not change..." or "Resizing buffer pool failed...". MySQL 8.0.31+ also
+ * has Innodb_buffer_pool_resize_status_code: 0 none or completed, 1-6 the stages, 7 failed. The
+ * size is rounded up to a multiple of innodb_buffer_pool_chunk_size x innodb_buffer_pool_instances
+ * (MariaDB 10.5+ has a single instance whatever the setting); MySQL also refuses a size under 1G
+ * when innodb_buffer_pool_instances > 1, with a warning. A resize under way refuses another
+ * (MariaDB with an error, MySQL with a warning).
+ *
+ * Sizes here are multiples of that unit, so that no server rounds them: a floor rounded up to
+ * it, a step down rounded down to it. */
+
+#define POOL_RESIZE_TIMEOUT_DEFAULT (5 * USEC_PER_MINUTE)
+#define MIB                         (UINT64_C(1) << 20)
+#define GIB                         (UINT64_C(1) << 30)
+
+typedef struct PoolFacts {
+        bool have_size, have_chunk, have_instances, have_max, have_auto_min, large_pages;
+        uint64_t size, chunk, instances, size_max, auto_min;
+} PoolFacts;
+
+typedef struct PoolStatus {
+        bool have_status, have_code;
+        char status[256]; /* Innodb_buffer_pool_resize_status */
+        long code;        /* Innodb_buffer_pool_resize_status_code (MySQL 8.0.31+) */
+        long progress;
+} PoolStatus;
+
+static const char facts_query[] =
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_buffer_pool_size', "
+        "'innodb_buffer_pool_chunk_size', 'innodb_buffer_pool_instances', 'innodb_buffer_pool_size_max', "
+        "'innodb_buffer_pool_size_auto_min', 'large_pages')";
+
+static const char status_query[] =
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_resize_status', "
+        "'Innodb_buffer_pool_resize_status_code', 'Innodb_buffer_pool_resize_status_progress')";
+
+static bool parse_u64(const char *s, uint64_t *ret) {
+        char *end;
+        if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+                return false;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno != 0 || *end)
+                return false;
+        *ret = v;
+        return true;
+}
+
+static int read_fact(void *userdata, unsigned n, char **row) {
+        PoolFacts *f = userdata;
+        if (n < 2 || !row[0] || !row[1])
+                return 0;
+        const char *name = row[0], *v = row[1];
+        if (!strcasecmp(name, "innodb_buffer_pool_size"))
+                f->have_size = parse_u64(v, &f->size);
+        else if (!strcasecmp(name, "innodb_buffer_pool_chunk_size"))
+                f->have_chunk = parse_u64(v, &f->chunk);
+        else if (!strcasecmp(name, "innodb_buffer_pool_instances"))
+                f->have_instances = parse_u64(v, &f->instances);
+        else if (!strcasecmp(name, "innodb_buffer_pool_size_max"))
+                f->have_max = parse_u64(v, &f->size_max);
+        else if (!strcasecmp(name, "innodb_buffer_pool_size_auto_min"))
+                f->have_auto_min = parse_u64(v, &f->auto_min);
+        else if (!strcasecmp(name, "large_pages"))
+                f->large_pages = !strcasecmp(v, "ON") || !strcmp(v, "1");
+        return 0;
+}
+
+static int read_status(void *userdata, unsigned n, char **row) {
+        PoolStatus *s = userdata;
+        if (n < 2 || !row[0])
+                return 0;
+        const char *name = row[0], *v = row[1] ? row[1] : "";
+        if (!strcasecmp(name, "Innodb_buffer_pool_resize_status")) {
+                s->have_status = true;
+                snprintf(s->status, sizeof(s->status), "%s", v);
+        } else if (!strcasecmp(name, "Innodb_buffer_pool_resize_status_code")) {
+                s->have_code = true;
+                s->code = strtol(v, NULL, 10);
+        } else if (!strcasecmp(name, "Innodb_buffer_pool_resize_status_progress"))
+                s->progress = strtol(v, NULL, 10);
+        return 0;
+}
+
+static int read_size(void *userdata, unsigned n, char **row) {
+        if (n >= 1 && !parse_u64(row[0], userdata))
+                *(uint64_t *) userdata = SIZE_UNKNOWN;
+        return 0;
+}
+
+static bool has_prefix(const char *s, const char *prefix) {
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+typedef enum ResizeState {
+        RESIZE_IDLE, /* nothing under way, the last one (if any) done */
+        RESIZE_RUNNING,
+        RESIZE_FAILED, /* the last one failed; nothing under way */
+} ResizeState;
+
+/* What the status variables say of the background resize. An empty status is a server that never
+ * resized since it started (or one whose statement resizes, which never sets it). */
+static ResizeState resize_state(const PoolStatus *s) {
+        if (s->have_code)
+                return s->code == 0 ? RESIZE_IDLE : s->code == 7 ? RESIZE_FAILED : RESIZE_RUNNING;
+        if (!s->have_status || !s->status[0] || has_prefix(s->status, "Completed resizing buffer pool") ||
+            has_prefix(s->status, "Size did not change"))
+                return RESIZE_IDLE;
+        if (has_prefix(s->status, "Resizing buffer pool failed") || has_prefix(s->status, "Failed to validate"))
+                return RESIZE_FAILED;
+        return RESIZE_RUNNING;
+}
+
+static uint64_t round_down(uint64_t v, uint64_t unit) {
+        return v - v % unit;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t unit) {
+        uint64_t r = v % unit;
+        return r == 0 ? v : v > UINT64_MAX - (unit - r) ? round_down(v, unit) : v + (unit - r);
+}
+
+static void sleep_usec(usec_t t) {
+        struct timespec ts = {.tv_sec = (time_t) (t / USEC_PER_SEC), .tv_nsec = (long) (t % USEC_PER_SEC) * 1000};
+        nanosleep(&ts, NULL);
+}
+
+/* ---- what the server gives back ---- */
+
+typedef struct Meter {
+        const char *what; /* "memory.current", "RSS", NULL = could not be measured */
+        uint64_t before, after;
+} Meter;
+
+static bool measure_once(const ActionTarget *t, const char *what, uint64_t *ret) {
+        char buf[64];
+        if (streq(what, "memory.current")) {
+                ssize_t n = t->cgroup_fd >= 0 ? read_small_file_at(t->cgroup_fd, "memory.current", buf, sizeof(buf))
+                                              : -EBADF;
+                return n >= 0 && parse_cgroup_value(buf, (size_t) n, ret) >= 0 && *ret != SIZE_UNLIMITED;
+        }
+        return t->pid > 0 && process_rss(t->pid, ret) == 0;
+}
+
+/* The cgroup's memory.current when the target has a cgroup, else the server's RSS. */
+static void meter_start(const ActionTarget *t, Meter *m) {
+        *m = (Meter){};
+        if (t->cgroup_fd >= 0 && measure_once(t, "memory.current", &m->before))
+                m->what = "memory.current";
+        else if (measure_once(t, "RSS", &m->before))
+                m->what = "RSS";
+}
+
+static void meter_stop(const ActionTarget *t, Meter *m) {
+        if (m->what && !measure_once(t, m->what, &m->after))
+                m->what = NULL;
+}
+
+/* ---- the statement ---- */
+
+/* SET GLOBAL runs in a thread of its own: on the servers where the statement itself resizes, it
+ * takes as long as the resize, and only a KILL QUERY from another connection stops it in time. */
+typedef struct SetJob {
+        SqlConn *conn;
+        char statement[96];
+        int r;
+        char why[512];
+        char warning[256]; /* the statement's first warning: "Warning 1292: Truncated incorrect ..." */
+        bool done;         /* __atomic */
+} SetJob;
+
+static int first_warning(void *userdata, unsigned n, char **row) {
+        SetJob *j = userdata;
+        if (n >= 3 && !j->warning[0])
+                snprintf(j->warning, sizeof(j->warning), "%s %s: %s", row[0] ? row[0] : "", row[1] ? row[1] : "",
+                         row[2] ? row[2] : "");
+        return 0;
+}
+
+static void *set_thread(void *userdata) {
+        SetJob *j = userdata;
+        char why[512];
+        j->r = sql_run(j->conn, j->statement, NULL, NULL, j->why, sizeof(j->why));
+        if (j->r >= 0)
+                (void) sql_run(j->conn, "SHOW WARNINGS", first_warning, j, why, sizeof(why));
+        __atomic_store_n(&j->done, true, __ATOMIC_RELEASE);
+        return NULL;
+}
+
+/* MariaDB's version from the server's version string: 10.11.19-MariaDB-... -> 1011. */
+static unsigned version_of(const SqlConn *conn) {
+        unsigned major = 0, minor = 0;
+        if (sscanf(conn->version, "%u.%u", &major, &minor) != 2)
+                return 0;
+        return major * 100 + minor;
+}
+
+int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
+        const ActionTarget *t = c->target;
+        const Policy *p = c->policy;
+        const char *verb = d->pool_grow ? "grow" : "shrink";
+        char why[512], kill_why[512] = "", a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], e[FORMAT_BYTES_MAX],
+                       f_[FORMAT_BYTES_MAX], ts[FORMAT_TIMESPAN_MAX], pc[FORMAT_PERCENT_MAX];
+        SqlConn conn = {}, set_conn = {};
+        PoolFacts f = {};
+        PoolStatus st = {};
+        _cleanup_free_ Policy *sp = NULL;
+        int r;
+
+        if (t->pid > 0 && action_target_check(t) < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "pool: process %d is not the server any more", (int) t->pid);
+                return -ESRCH;
+        }
+        if (d->pool_step == 0 || d->pool_floor > BP_ONE) {
+                snprintf(ret->detail, sizeof(ret->detail), "pool: a %s step of %u bp with a floor of %u bp is no step",
+                         verb, d->pool_step, d->pool_floor);
+                ret->explained = true;
+                return -EINVAL;
+        }
+
+        r = sql_connect(p, t->pid, &conn, why, sizeof(why));
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "pool: %s", why);
+                return r;
+        }
+        r = sql_run(&conn, facts_query, read_fact, &f, why, sizeof(why));
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "pool: reading the buffer pool's variables: %s", why);
+                goto out;
+        }
+        if (!f.have_size || f.size == 0) {
+                snprintf(ret->detail, sizeof(ret->detail),
+                         "pool: the server at %s has no InnoDB buffer pool "
+                         "(no innodb_buffer_pool_size variable)",
+                         conn.endpoint);
+                ret->explained = true;
+                r = -EOPNOTSUPP;
+                goto out;
+        }
+        r = sql_run(&conn, status_query, read_status, &st, why, sizeof(why));
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "pool: reading Innodb_buffer_pool_resize_status: %s", why);
+                goto out;
+        }
+
+        /* The statement resizes (and returns when done) where innodb_buffer_pool_size_max exists. */
+        const bool synchronous = conn.mariadb && f.have_max;
+        const uint64_t current = f.size, configured = d->pool_configured ? d->pool_configured : f.size;
+        ret->value = ret->value_before = current;
+        ret->baseline = configured;
+
+        if (synchronous && f.large_pages) {
+                snprintf(ret->detail, sizeof(ret->detail),
+                         "pool: the server at %s uses large_pages, with which it "
+                         "cannot resize its buffer pool at run time",
+                         conn.endpoint);
+                ret->explained = true;
+                r = -EOPNOTSUPP;
+                goto out;
+        }
+        if (resize_state(&st) == RESIZE_RUNNING) {
+                snprintf(ret->detail, sizeof(ret->detail),
+                         "pool: a resize of the buffer pool is already under way "
+                         "(Innodb_buffer_pool_resize_status: %s): not another one now",
+                         st.status);
+                ret->explained = true;
+                r = -EBUSY;
+                goto out;
+        }
+
+        /* The unit the server takes sizes in. */
+        uint64_t unit = MIB, instances = 1;
+        if (!synchronous) {
+                /* MariaDB 10.5+ has a single instance whatever innodb_buffer_pool_instances says. */
+                if (f.have_instances && f.instances > 1 && (!conn.mariadb || version_of(&conn) < 1005))
+                        instances = f.instances;
+                uint64_t chunk = f.have_chunk && f.chunk >= MIB ? f.chunk : MIB;
+                unit = chunk * instances;
+        }
+
+        /* The server's own memory-pressure shrinking (MariaDB with innodb_buffer_pool_size_auto_min):
+         * on a pressure event of its cgroup (when it could listen: cgroup v2's memory.pressure) it
+         * takes the pool halfway down to auto_min by itself, 0 meaning no minimum. Its default
+         * (innodb_buffer_pool_size_max), or any value not under the pool's size, turns that off:
+         * then it is a switch, not a size anyone chose as the least the pool may have. Under the
+         * configured size it is the administrator's own floor for shrinking the pool on memory
+         * pressure, which is what this rung does too: it is kept as a floor and never crossed. The
+         * ladder's next rungs then take over, as they would at memgov's own floor: the
+         * administrator said how small the pool may get for memory's sake, and a smaller one is
+         * not memgov's to choose. */
+        const bool server_shrinks = f.have_auto_min && f.auto_min < MAX(configured, current);
+
+        const uint64_t step = apply_bp(configured, d->pool_step);
+        uint64_t floor = round_up(apply_bp(configured, d->pool_floor), unit);
+        const char *floor_by = NULL;
+        if (!conn.mariadb && instances > 1 && floor < GIB) {
+                floor = round_up(GIB, unit);
+                floor_by = "MySQL's least with innodb_buffer_pool_instances > 1";
+        }
+        if (server_shrinks && f.auto_min > 0 && round_up(f.auto_min, unit) > floor) {
+                floor = round_up(f.auto_min, unit);
+                floor_by = "the server's innodb_buffer_pool_size_auto_min";
+        }
+        char floor_note[200];
+        if (floor_by)
+                snprintf(floor_note, sizeof(floor_note), "floor %s, %s (memgov's: %s of the configured %s)",
+                         format_bytes(a, floor), floor_by, format_bp(pc, d->pool_floor), format_bytes(b, configured));
+        else
+                snprintf(floor_note, sizeof(floor_note), "floor %s, %s of the configured %s", format_bytes(a, floor),
+                         format_bp(pc, d->pool_floor), format_bytes(b, configured));
+
+        /* What the server did by itself: the pool is smaller than the configured size by more than
+         * memgov took (pool_grow_max, when the engine says). */
+        char own_note[240] = "";
+        if (d->pool_grow_max != SIZE_UNLIMITED && configured > current && configured - current > d->pool_grow_max)
+                snprintf(own_note, sizeof(own_note),
+                         "; the server%s had already shrunk its buffer pool to %s by itself "
+                         "(%s below the configured %s, of which memgov took %s)",
+                         server_shrinks ? " (on memory pressure, down to innodb_buffer_pool_size_auto_min)"
+                                        : " (or someone else)",
+                         format_bytes(a, current), format_bytes(b, configured - current), format_bytes(e, configured),
+                         format_bytes(f_, d->pool_grow_max));
+
+        uint64_t target;
+        if (!d->pool_grow) {
+                if (current <= floor ||
+                    (target = MAX(round_down(current - MIN(step, current), unit), floor)) >= current) {
+                        snprintf(ret->detail, sizeof(ret->detail),
+                                 "pool: innodb_buffer_pool_size is %s, at its %s: "
+                                 "nothing left to shrink%s",
+                                 format_bytes(e, current), floor_note, own_note);
+                        ret->explained = true;
+                        r = -ERANGE;
+                        goto out;
+                }
+        } else {
+                uint64_t limit = configured;
+                const char *limit_why = "its configured size";
+                if (synchronous && round_down(f.size_max, unit) < limit) {
+                        limit = round_down(f.size_max, unit);
+                        limit_why = "innodb_buffer_pool_size_max";
+                }
+                if (current >= limit) {
+                        snprintf(ret->detail, sizeof(ret->detail),
+                                 "pool: innodb_buffer_pool_size is %s, at %s (%s): "
+                                 "nothing to grow",
+                                 format_bytes(a, current), limit_why, format_bytes(b, limit));
+                        r = 0;
+                        goto out;
+                }
+                uint64_t by = MIN(step, d->pool_grow_max);
+                target = by >= limit - current ? limit : round_down(current + by, unit);
+                if (target <= current) {
+                        if (d->pool_grow_max == 0)
+                                snprintf(ret->detail, sizeof(ret->detail),
+                                         "pool: innodb_buffer_pool_size is %s, and "
+                                         "memgov took none of it: nothing to give back%s",
+                                         format_bytes(a, current), own_note);
+                        else
+                                snprintf(ret->detail, sizeof(ret->detail),
+                                         "pool: innodb_buffer_pool_size is %s, and "
+                                         "what memgov took (%s) is less than the server's unit (%s): nothing to give "
+                                         "back%s",
+                                         format_bytes(a, current), format_bytes(b, d->pool_grow_max),
+                                         format_bytes(e, unit), own_note);
+                        r = 0;
+                        goto out;
+                }
+        }
+
+        char plan[300], bound[120];
+        if (!d->pool_grow)
+                snprintf(bound, sizeof(bound), "%s", floor_note);
+        else if (d->pool_grow_max == SIZE_UNLIMITED)
+                snprintf(bound, sizeof(bound), "up to the configured %s", format_bytes(a, configured));
+        else
+                snprintf(bound, sizeof(bound), "at most %s back of what memgov took",
+                         format_bytes(a, d->pool_grow_max));
+        snprintf(plan, sizeof(plan), "innodb_buffer_pool_size %s -> %s (a step of %s of %s; %s)",
+                 format_bytes(a, current), format_bytes(b, target), format_bp(pc, d->pool_step),
+                 format_bytes(e, configured), bound);
+        if (c->dry_run) {
+                snprintf(ret->detail, sizeof(ret->detail), "would %s %s%s", verb, plan, own_note);
+                r = 0;
+                goto out;
+        }
+
+        /* The statement's connection waits as long as the resize may take. */
+        usec_t timeout = p->pool_resize_timeout ? p->pool_resize_timeout : POOL_RESIZE_TIMEOUT_DEFAULT;
+        sp = malloc(sizeof(Policy));
+        if (!sp) {
+                r = -ENOMEM;
+                goto out;
+        }
+        *sp = *p;
+        sp->sql_query_timeout = timeout + p->sql_query_timeout;
+        r = sql_connect(sp, t->pid, &set_conn, why, sizeof(why));
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "pool: %s", why);
+                goto out;
+        }
+
+        char status_before[sizeof(st.status)];
+        snprintf(status_before, sizeof(status_before), "%s", st.status);
+        Meter m;
+        meter_start(t, &m);
+        SetJob job = {.conn = &set_conn};
+        snprintf(job.statement, sizeof(job.statement), "SET GLOBAL innodb_buffer_pool_size = %" PRIu64, target);
+        usec_t start = now_clock(CLOCK_MONOTONIC), deadline = start + timeout;
+        pthread_t thread;
+        r = -pthread_create(&thread, NULL, set_thread, &job);
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "pool: cannot start the thread of the statement: %s",
+                         strerror(-r));
+                goto out;
+        }
+        bool timed_out = false, killed = false;
+        for (usec_t pause = USEC_PER_MSEC; !__atomic_load_n(&job.done, __ATOMIC_ACQUIRE);
+             pause = MIN(pause * 2, 50 * USEC_PER_MSEC)) {
+                if (now_clock(CLOCK_MONOTONIC) >= deadline) {
+                        /* Only MariaDB's statement that resizes itself runs this long: KILL QUERY
+                         * makes the server abort the shrink and keep the pool it had. */
+                        char kill[64];
+                        snprintf(kill, sizeof(kill), "KILL QUERY %llu", set_conn.own_id);
+                        killed = sql_run(&conn, kill, NULL, NULL, kill_why, sizeof(kill_why)) >= 0;
+                        timed_out = true;
+                        break;
+                }
+                sleep_usec(pause);
+        }
+        pthread_join(thread, NULL);
+
+        /* The background resize, where the statement only asked for it. */
+        ResizeState state = RESIZE_IDLE;
+        if (!timed_out && job.r >= 0 && !synchronous && (st.have_status || st.have_code)) {
+                usec_t pause = 50 * USEC_PER_MSEC;
+                for (;;) {
+                        st = (PoolStatus){};
+                        if (sql_run(&conn, status_query, read_status, &st, why, sizeof(why)) < 0) {
+                                snprintf(ret->detail, sizeof(ret->detail),
+                                         "pool: %s asked; reading "
+                                         "Innodb_buffer_pool_resize_status: %s",
+                                         job.statement, why);
+                                r = -EIO;
+                                goto out;
+                        }
+                        state = resize_state(&st);
+                        /* The statement writes "Requested to resize buffer pool." at once; a
+                         * status left as it was is a resize not begun yet (or one that ended in
+                         * the same second as the last, with the same words). */
+                        if (!st.have_code && state != RESIZE_RUNNING && streq(st.status, status_before) &&
+                            now_clock(CLOCK_MONOTONIC) - start < 2 * USEC_PER_SEC)
+                                state = RESIZE_RUNNING;
+                        if (state != RESIZE_RUNNING)
+                                break;
+                        if (now_clock(CLOCK_MONOTONIC) >= deadline) {
+                                timed_out = true;
+                                break;
+                        }
+                        sleep_usec(pause);
+                        pause = MIN(pause * 2, 500 * USEC_PER_MSEC);
+                }
+        }
+        usec_t took = now_clock(CLOCK_MONOTONIC) - start;
+        meter_stop(t, &m);
+
+        uint64_t after = SIZE_UNKNOWN;
+        if (sql_run(&conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", read_size, &after, why, sizeof(why)) < 0 ||
+            after == SIZE_UNKNOWN) {
+                snprintf(ret->detail, sizeof(ret->detail), "pool: %s; reading innodb_buffer_pool_size back: %s",
+                         job.r < 0 ? job.why : job.statement, why);
+                r = -EIO;
+                goto out;
+        }
+        ret->value = after;
+
+        ret->explained = true;
+        if (timed_out) {
+                if (synchronous)
+                        snprintf(ret->detail, sizeof(ret->detail),
+                                 "pool: the %s to %s did not finish within %s; "
+                                 "%s%s, and the buffer pool is %s",
+                                 verb, format_bytes(a, target), format_timespan(ts, timeout),
+                                 killed ? "it was ended by KILL QUERY" : "KILL QUERY failed: ", killed ? "" : kill_why,
+                                 format_bytes(b, after));
+                else {
+                        StrBuf late;
+                        strbuf_init(&late, ret->detail, sizeof(ret->detail));
+                        strbuf_printf(&late,
+                                      "pool: the %s to %s did not finish within %s: the server is still at it "
+                                      "in the background (Innodb_buffer_pool_resize_status: %s",
+                                      verb, format_bytes(a, target), format_timespan(ts, timeout), st.status);
+                        if (st.have_code)
+                                strbuf_printf(&late, "; stage %ld, %ld%% done", st.code, st.progress);
+                        strbuf_printf(&late, ")");
+                }
+                r = -ETIMEDOUT;
+                goto out;
+        }
+        if (job.r < 0) {
+                if (job.r == -EACCES)
+                        snprintf(ret->detail, sizeof(ret->detail),
+                                 "pool: the account may not set "
+                                 "innodb_buffer_pool_size (it needs SUPER, or SYSTEM_VARIABLES_ADMIN on MySQL): %s",
+                                 job.why);
+                else if (strstr(job.why, "already in progress"))
+                        snprintf(ret->detail, sizeof(ret->detail),
+                                 "pool: the server is resizing its buffer pool "
+                                 "already (by itself, or for someone else): %s",
+                                 job.why);
+                else
+                        snprintf(ret->detail, sizeof(ret->detail), "pool: %s failed: %s; the buffer pool is %s",
+                                 job.statement, job.why, format_bytes(a, after));
+                r = job.r == -EACCES ? -EACCES : strstr(job.why, "already in progress") ? -EBUSY : job.r;
+                goto out;
+        }
+        if (state == RESIZE_FAILED || (d->pool_grow ? after <= current : after >= current)) {
+                StrBuf fail;
+                strbuf_init(&fail, ret->detail, sizeof(ret->detail));
+                strbuf_printf(&fail, "pool: the server did not %s its buffer pool to %s: it is %s", verb,
+                              format_bytes(a, target), format_bytes(b, after));
+                if (job.warning[0])
+                        strbuf_printf(&fail, " (%s)", job.warning);
+                if (state == RESIZE_FAILED)
+                        strbuf_printf(&fail, "; Innodb_buffer_pool_resize_status: %s", st.status);
+                r = -EIO;
+                goto out;
+        }
+
+        StrBuf detail;
+        strbuf_init(&detail, ret->detail, sizeof(ret->detail));
+        strbuf_printf(&detail, "%s %s in %s", d->pool_grow ? "grew" : "shrank", plan, format_timespan(ts, took));
+        if (after != target)
+                strbuf_printf(&detail, "; the server set %s", format_bytes(a, after));
+        if (!d->pool_grow) {
+                if (m.what) {
+                        ret->has_freed = true;
+                        ret->freed = m.before > m.after ? m.before - m.after : 0;
+                        strbuf_printf(&detail, "; %s %s -> %s, %s given back", m.what, format_bytes(a, m.before),
+                                      format_bytes(b, m.after), format_bytes(e, ret->freed));
+                } else
+                        strbuf_printf(&detail, "; what it gave back could not be measured (no cgroup, no RSS)");
+        } else if (m.what)
+                strbuf_printf(&detail, "; %s %s -> %s", m.what, format_bytes(a, m.before), format_bytes(b, m.after));
+        strbuf_printf(&detail, "%s", own_note);
+        ret->explained = false;
+        r = 0;
+out:
+        sql_close(&set_conn);
+        sql_close(&conn);
+        return r;
+}
+
+/* The size a server was configured with is what the pool is found at the first time memgov
+ * resizes it (the server reports only the size it has now): kept for that server process, so
+ * that every step and the floor are shares of it, and forgotten when the server restarts (a new
+ * process starts at its configured size again). One action thread calls this; the lock is for
+ * the day there are more. */
+static struct {
+        pthread_mutex_t lock;
+        pid_t pid;
+        uint64_t starttime;
+        uint64_t configured;
+} remembered = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int pool_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        Decision with = *d;
+
+        pthread_mutex_lock(&remembered.lock);
+        bool known = remembered.pid == c->target->pid && remembered.starttime == c->target->starttime;
+        if (known && !with.pool_configured)
+                with.pool_configured = remembered.configured;
+        pthread_mutex_unlock(&remembered.lock);
+
+        int r = pool_run(c, &with, ret);
+        if (ret->baseline > 0 && !c->dry_run) {
+                pthread_mutex_lock(&remembered.lock);
+                remembered.pid = c->target->pid;
+                remembered.starttime = c->target->starttime;
+                remembered.configured = ret->baseline;
+                pthread_mutex_unlock(&remembered.lock);
+        }
+        return r;
+}
