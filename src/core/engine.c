@@ -322,6 +322,16 @@ static bool step_exhausted(const Tick *k, Level l) {
         }
 }
 
+/* The buffer pool without a threshold of its own is for when throttle is called for (its at or
+ * eta, with the hysteresis once there) and is not helping, or not available (no PSI): a trim that
+ * does not help far below throttle's thresholds does not cost the server its cache. */
+static bool pool_called_for(const Tick *k) {
+        const StepPolicy *s = &k->p->step[LEVEL_POOL];
+        if (s->at > 0 || s->eta > 0)
+                return true;
+        return k->e->level >= LEVEL_POOL ? step_stays(k, LEVEL_THROTTLE) : step_enters(k, LEVEL_THROTTLE);
+}
+
 static DecisionCode why_step(const Tick *k, Level l, Level from, char *buf, size_t n) {
         char a[FORMAT_PERCENT_MAX], t[FORMAT_TIMESPAN_MAX];
         const StepPolicy *s = &k->p->step[l];
@@ -1029,6 +1039,8 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                 Level up = next_above(&k, target);
                 /* Destructive rungs are entered on their own thresholds only. */
                 if (up == target || up >= LEVEL_RESET)
+                        break;
+                if (up == LEVEL_POOL && !pool_called_for(&k))
                         break;
                 target = up;
         }

@@ -139,7 +139,10 @@ void replay_summary_format(const ReplaySummary *s, void (*line)(void *userdata, 
                          when(s, s->predicted_at_mono, s->predicted_at_wall, b, sizeof(b)));
         } else
                 snprintf(buf, sizeof(buf), "  OOM predicted    no: the working set was not rising toward the budget when the ladder moved");
-        if (!s->reached[LEVEL_TRIM] && !s->reached[LEVEL_THROTTLE] && !s->reached[LEVEL_RESET] && !s->reached[LEVEL_RESTART])
+        bool moved = false;
+        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++)
+                moved = moved || s->reached[l];
+        if (!moved)
                 snprintf(buf, sizeof(buf), "  OOM predicted    no: the ladder never moved");
         line(userdata, buf);
 

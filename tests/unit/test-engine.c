@@ -21,6 +21,7 @@
 #define T_SET_MAX  (DECISION_ACTION + ACTION_SET_MAX)
 #define T_RESET    (DECISION_ACTION + ACTION_RESET)
 #define T_RESTART  (DECISION_ACTION + ACTION_RESTART)
+#define T_POOL     (DECISION_ACTION + ACTION_POOL)
 #define T_LEVEL    decision_kind_class(DECISION_LEVEL)
 #define T_EFFECT   decision_kind_class(DECISION_EFFECT)
 #define T_HOLD     decision_kind_class(DECISION_HOLD)
@@ -343,10 +344,15 @@ static void test_one_rung_per_tick_and_settle(void **state) {
                         seen[n] = sim->log[i].level;
                         when[n++] = sim->at[i];
                 }
-        expect(n == 3);
+        expect(n == 4);
         expect(seen[0] == LEVEL_TRIM && when[0] == t0);
         expect(seen[1] == LEVEL_THROTTLE && when[1] >= t0 + 15 * SEC);
-        expect(seen[2] == LEVEL_RESET);
+        /* The buffer pool, cheaper than ending sessions, on the way to reset: a tick after
+         * throttle (memory.high is no ladder action to settle), and reset only once the pool's
+         * step had its settle time. */
+        expect(seen[2] == LEVEL_POOL && when[2] > when[1]);
+        expect(seen[3] == LEVEL_RESET && when[3] >= when[2] + 15 * SEC);
+        expect(find(sim, T_POOL, mark));
         expect(find(sim, T_RESET, mark));
         /* memory.high came down toward working set + 2 %, from the calm value, 1 % per 5s. */
         const Decision *h = find_text(sim, T_SET_HIGH, "throttle", mark);
@@ -698,9 +704,9 @@ static void test_no_cgroup(void **state) {
         expect(sim->out.budget == 15 * GB);
         expect(count(sim, T_SET_HIGH, 0) == 0);
         expect(find_code(sim, T_HOLD, HOLD_THROTTLE_NO_CGROUP, 0));
-        /* Throttle is skipped: trim, then reset on its own threshold. */
-        const Decision *l = find_level(sim, LEVEL_TRIM, LEVEL_RESET, _DECISION_CODE_MAX, 0);
-        expect(l != NULL);
+        /* Throttle is skipped: trim, the buffer pool, then reset on its own threshold. */
+        expect(find_level(sim, LEVEL_TRIM, LEVEL_POOL, _DECISION_CODE_MAX, 0));
+        expect(find_level(sim, LEVEL_POOL, LEVEL_RESET, LEVEL_UP_AT, 0));
         check_invariants(sim);
         free(sim);
 }
@@ -749,7 +755,7 @@ static void test_reload_disables_level(void **state) {
         sim->p.step[LEVEL_RESET].enabled = false;
         sim->p.step[LEVEL_RESTART].enabled = false;
         engine_set_policy(&sim->e, &old, &sim->p);
-        expect(sim->e.level == LEVEL_THROTTLE);
+        expect(sim->e.level == LEVEL_POOL);
         unsigned mark = sim->n;
         sim_run(sim, 120 * SEC, SEC);
         expect(count(sim, T_RESET, mark) == 0);

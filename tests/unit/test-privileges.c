@@ -57,9 +57,10 @@ static void test_sql_socket(void **state) {
         p.sql_host[0] = '\0';
         snprintf(p.sql_socket, sizeof(p.sql_socket), "/run/mysqld/mysqld.sock");
         assert_false(privileges_needed(&p, &n) & CAP(CAP_DAC_READ_SEARCH));
-        /* No SQL at all (no trim, resets by exec, no pre-flush): not needed. */
+        /* No SQL at all (no trim, no buffer-pool rung, resets by exec, no pre-flush): not needed. */
         snprintf(p.sql_socket, sizeof(p.sql_socket), "auto");
         p.step[LEVEL_TRIM].enabled = false;
+        p.step[LEVEL_POOL].enabled = false;
         p.reset_method = RESET_EXEC;
         p.preflush = false;
         assert_false(privileges_needed(&p, &n) & CAP(CAP_DAC_READ_SEARCH));
