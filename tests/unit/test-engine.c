@@ -381,6 +381,127 @@ static void test_ineffective_trim_escalates_to_throttle(void **state) {
         free(sim);
 }
 
+/* The actuator's answer to the latest pool decision, as the next sample brings it back. */
+static void pool_result(Sim *sim, int error, uint64_t freed) {
+        const Decision *d = NULL;
+        for (unsigned i = sim->n; i > 0 && !d; i--)
+                if (decision_class(&sim->log[i - 1]) == T_POOL)
+                        d = &sim->log[i - 1];
+        assert_non_null(d);
+        ActionResult r = { .error = error, .has_freed = error == 0 && freed > 0, .freed = freed };
+        action_feedback_add(&sim->fb, d, &r);
+}
+
+/* From base, rising 100K/s (about 350M/h: the OOM hours away) one sample a second, for duration
+ * or until the first pool decision. */
+static void rise(Sim *sim, uint64_t base, usec_t duration) {
+        for (usec_t t = 0; t < duration && !find(sim, T_POOL, 0); t += SEC) {
+                set_ws(sim, base + t / SEC * (MB / 10));
+                sim_tick(sim, SEC);
+        }
+}
+
+static void test_pool_when_throttle_not_helping(void **state) {
+        Sim *sim = sim_new(false);
+        /* 89 %: throttle is called for; the server stalls on memory.high (PSI full 35 %). */
+        sim->s.psi.full.avg10 = 3500;
+        rise(sim, 8 * GB + 900 * MB, 300 * SEC);
+        const Decision *l = find_level(sim, LEVEL_THROTTLE, LEVEL_POOL, LEVEL_UP_NOT_HELPING, 0);
+        expect(l);
+        const Decision *d = find(sim, T_POOL, 0);
+        expect(d && !d->pool_grow && d->pool_step == 1000 && d->pool_floor == 5000 &&
+               d->pool_grow_max == SIZE_UNLIMITED);
+        expect(sim->e.pool_steps == 1);
+        /* It gave back 300M: judged like trim and reset, on what the actuator measured. */
+        unsigned mark = sim->n;
+        pool_result(sim, 0, 300 * MB);
+        set_ws(sim, 8 * GB + 600 * MB);
+        sim_run(sim, 20 * SEC, SEC);
+        const Decision *e = find(sim, T_EFFECT, mark);
+        expect(e && e->action == ACTION_POOL && e->code == EFFECT_FREED && e->value == 300 * MB);
+        /* Cheaper than ending sessions: no reset below reset.at. */
+        expect(!find(sim, T_RESET, 0));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_pool_not_far_below_throttle(void **state) {
+        Sim *sim = sim_new(true);
+        /* No PSI full line: throttle is not available. At 80 % and rising with a trim that
+         * frees nothing, the pool is not shrunk: that is throttle's ground, 88 %. */
+        sim->s.psi.has_full = false;
+        for (unsigned i = 0; i < 400; i++) {
+                set_ws(sim, 8 * GB + (uint64_t) i * (MB / 36));
+                sim_tick(sim, SEC);
+        }
+        expect(find(sim, T_TRIM, 0));
+        expect(!find(sim, T_POOL, 0));
+        expect(sim->e.level == LEVEL_TRIM);
+        /* At 89 % it is: trim is not helping and throttle is not there to try. */
+        rise(sim, 8 * GB + 900 * MB, 300 * SEC);
+        expect(find_level(sim, LEVEL_TRIM, LEVEL_POOL, LEVEL_UP_NOT_HELPING, 0));
+        expect(find(sim, T_POOL, 0));
+        check_invariants(sim);
+        free(sim);
+}
+
+static void test_pool_at_floor(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.psi.full.avg10 = 3500;
+        rise(sim, 8 * GB + 900 * MB, 300 * SEC);
+        expect(find(sim, T_POOL, 0));
+        /* The actuator is at the floor: the step failed, nothing was taken, the rung is spent. */
+        pool_result(sim, -ERANGE, 0);
+        sim_tick(sim, SEC);
+        const Decision *e = find_code(sim, T_EFFECT, EFFECT_FAILED, 0);
+        expect(e && e->action == ACTION_POOL);
+        expect(sim->e.pool_steps == 0 && sim->e.act[ACTION_POOL].spent);
+        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_POOL) == sim->at[e - sim->log] + 30 * USEC_PER_MINUTE);
+        /* Calm again: nothing to grow back. */
+        unsigned mark = sim->n;
+        sim->s.psi.full.avg10 = 0;
+        set_ws(sim, 6 * GB);
+        sim_run(sim, 30 * USEC_PER_MINUTE, 5 * SEC);
+        expect(count(sim, T_POOL, mark) == 0);
+        free(sim);
+}
+
+static void test_pool_grows_back_with_hysteresis(void **state) {
+        Sim *sim = sim_new(false);
+        /* No trim: a trim that does not help would hold the ladder at throttle for its backoff. */
+        sim->p.step[LEVEL_TRIM].enabled = false;
+        sim_policy_changed(sim);
+        sim->s.psi.full.avg10 = 3500;
+        rise(sim, 8 * GB + 900 * MB, 300 * SEC);
+        expect(sim->e.pool_steps == 1);
+        pool_result(sim, 0, 300 * MB);
+        sim_tick(sim, SEC);
+
+        /* 82 %: calm below throttle, but the 300M back would bring it to 85 %, past
+         * throttle.at 88 % less the hysteresis 5 %: the pool stays small. */
+        unsigned mark = sim->n;
+        sim->s.psi.full.avg10 = 0;
+        set_ws(sim, 8 * GB + 200 * MB);
+        sim_run(sim, 30 * USEC_PER_MINUTE, 5 * SEC);
+        expect(sim->e.level < LEVEL_THROTTLE);
+        expect(count(sim, T_POOL, mark) == 0);
+
+        /* 70 %: room for it (calm for pool.grow-after 10m already), one step back up, and only
+         * the one memgov took. */
+        mark = sim->n;
+        set_ws(sim, 7 * GB);
+        sim_run(sim, 60 * USEC_PER_MINUTE, 5 * SEC);
+        expect(count(sim, T_POOL, mark) == 1);
+        const Decision *g = find(sim, T_POOL, mark);
+        expect(g && g->pool_grow);
+        unsigned i = (unsigned) (g - sim->log);
+        const Decision *shrink = find(sim, T_POOL, 0);
+        expect(shrink && !shrink->pool_grow && sim->at[i] - sim->at[shrink - sim->log] >= 10 * USEC_PER_MINUTE);
+        expect(sim->e.pool_steps == 0);
+        check_invariants(sim);
+        free(sim);
+}
+
 static void test_throttle_planner(void **state) {
         Sim *sim = sim_new(false);
         set_ws(sim, 9 * GB); /* 90 % */
@@ -858,6 +979,10 @@ int main(void) {
                 cmocka_unit_test(test_eta_trigger),
                 cmocka_unit_test(test_one_rung_per_tick_and_settle),
                 cmocka_unit_test(test_ineffective_trim_escalates_to_throttle),
+                cmocka_unit_test(test_pool_when_throttle_not_helping),
+                cmocka_unit_test(test_pool_not_far_below_throttle),
+                cmocka_unit_test(test_pool_at_floor),
+                cmocka_unit_test(test_pool_grows_back_with_hysteresis),
                 cmocka_unit_test(test_throttle_planner),
                 cmocka_unit_test(test_foreign_memory_high_adopted),
                 cmocka_unit_test(test_restart_and_max_raise),
