@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include <pthread.h>
-
 #include "memgov/actuator.h"
 
 /* Actions run on a thread of their own, one at a time, in order: a memory.high write can block
@@ -25,30 +23,18 @@ typedef struct ActionJob {
         ActionResult result;
 } ActionJob;
 
-typedef struct ActionWorker {
-        pthread_t thread;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool started, stop;
-        const ActuatorOps *ops;
-        void *userdata;
-        int eventfd;
+/* The thread, its queue and its lock: private to action-worker.c. */
+typedef struct ActionWorker ActionWorker;
 
-        ActionJob *queue; /* ACTION_QUEUE pending jobs */
-        unsigned head, n;
-        ActionJob *running; /* the one being carried out (a copy) */
-        bool busy;
-        ActionJob *done; /* ACTION_QUEUE finished jobs waiting to be collected */
-        unsigned done_n;
-        uint64_t next_id;
-        /* How long a job may run (the engine hears it failed then), NULL = no limit. */
-        usec_t (*timeout)(const Policy *p, ActionKind k);
-} ActionWorker;
-
-int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
-                        usec_t (*timeout)(const Policy *p, ActionKind k));
-/* Stops the thread once it finished its job; a job stuck in the kernel is left behind. */
-void action_worker_stop(ActionWorker *w);
+/* Starts the thread. timeout: how long a job may run (the engine hears it failed then, and
+ * past it the thread counts as wedged), NULL = no limit. */
+int action_worker_new(ActionWorker **ret, const ActuatorOps *ops, void *userdata,
+                      usec_t (*timeout)(const Policy *p, ActionKind k));
+/* Stops the thread once it finished its job; a job stuck in the kernel is left behind, with the
+ * worker's memory (it is still in use). NULL is fine. Returns NULL. */
+ActionWorker *action_worker_free(ActionWorker *w);
+/* The eventfd that becomes readable when finished jobs wait to be collected. */
+int action_worker_fd(const ActionWorker *w);
 
 /* Queues a job (the worker takes ownership of job->target.cgroup_fd). A job that sets a limit
  * (memory.high, memory.max) replaces one of its kind still waiting: only the latest value matters.
@@ -60,7 +46,7 @@ unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
 unsigned action_worker_pending(ActionWorker *w);
 /* The job being carried out, if any: its id, decision and start time. */
 bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started);
-/* Whether the job being carried out has run past its timeout (w->timeout, under the policy it
+/* Whether the job being carried out has run past its timeout (the worker's, under the policy it
  * runs with) and ACTION_WEDGED_MARGIN: the thread is wedged (a write stuck in the kernel, a call
  * that does not come back) and nothing queued after it will run. Its decision and how long it
  * has run, when it is. */

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,25 @@
 
 #include "memgov/action-worker.h"
 #include "memgov/clock.h"
+
+struct ActionWorker {
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool started, stop;
+        const ActuatorOps *ops;
+        void *userdata;
+        int eventfd;
+
+        ActionJob *queue; /* ACTION_QUEUE pending jobs */
+        unsigned head, n;
+        ActionJob *running; /* the one being carried out (a copy) */
+        bool busy;
+        ActionJob *done; /* ACTION_QUEUE finished jobs waiting to be collected */
+        unsigned done_n;
+        uint64_t next_id;
+        usec_t (*timeout)(const Policy *p, ActionKind k); /* NULL = no limit */
+};
 
 static void *worker_main(void *arg) {
         ActionWorker *w = arg;
@@ -45,8 +66,14 @@ static void *worker_main(void *arg) {
         return NULL;
 }
 
-int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
-                        usec_t (*timeout)(const Policy *p, ActionKind k)) {
+static bool worker_stop(ActionWorker *w);
+
+int action_worker_new(ActionWorker **ret, const ActuatorOps *ops, void *userdata,
+                      usec_t (*timeout)(const Policy *p, ActionKind k)) {
+        assert(ret && ops);
+        ActionWorker *w = calloc(1, sizeof(ActionWorker));
+        if (!w)
+                return -ENOMEM;
         *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1, .timeout = timeout };
         w->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->done = calloc(ACTION_QUEUE, sizeof(ActionJob));
@@ -54,7 +81,8 @@ int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
         w->eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (!w->queue || !w->done || !w->running || w->eventfd < 0) {
                 int r = w->eventfd < 0 ? negative_errno() : -ENOMEM;
-                action_worker_stop(w);
+                worker_stop(w);
+                free(w);
                 return r;
         }
         pthread_mutex_init(&w->lock, NULL);
@@ -70,45 +98,60 @@ int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
         pthread_attr_destroy(&attr);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r != 0) {
-                action_worker_stop(w);
+                worker_stop(w);
+                free(w);
                 return -r;
         }
         w->started = true;
+        *ret = w;
         return 0;
 }
 
-void action_worker_stop(ActionWorker *w) {
+int action_worker_fd(const ActionWorker *w) {
+        return w ? w->eventfd : -1;
+}
+
+ActionWorker *action_worker_free(ActionWorker *w) {
+        if (!w)
+                return NULL;
+        if (!worker_stop(w))
+                free(w);
+        return NULL;
+}
+
+/* Stops the thread and frees its buffers; true when a job is stuck in it (blocked in the kernel,
+ * a memory.high write under reclaim): the thread is left behind with everything it uses, the
+ * worker included, since it may still come back to them; the process exits anyway. */
+static bool worker_stop(ActionWorker *w) {
         if (w->started) {
                 pthread_mutex_lock(&w->lock);
                 w->stop = true;
                 bool stuck = w->busy;
                 pthread_cond_signal(&w->cond);
                 pthread_mutex_unlock(&w->lock);
-                if (stuck)
-                        /* Blocked in the kernel (a memory.high write under reclaim): leave it; the
-                         * process exits anyway. Its memory is not freed, on purpose. */
+                if (stuck) {
                         pthread_detach(w->thread);
-                else {
-                        pthread_join(w->thread, NULL);
-                        free(w->running);
-                        free(w->queue);
-                        free(w->done);
-                        pthread_mutex_destroy(&w->lock);
-                        pthread_cond_destroy(&w->cond);
+                        return true;
                 }
+                pthread_join(w->thread, NULL);
+                pthread_mutex_destroy(&w->lock);
+                pthread_cond_destroy(&w->cond);
                 w->started = false;
-        } else {
-                free(w->running);
-                free(w->queue);
-                free(w->done);
         }
+        free(w->running);
+        free(w->queue);
+        free(w->done);
         if (w->eventfd >= 0)
                 close(w->eventfd);
         w->eventfd = -1;
         w->queue = w->done = w->running = NULL;
+        return false;
 }
 
 int action_worker_submit(ActionWorker *w, ActionJob *job) {
+        assert(job);
+        if (!w)
+                return -ENODEV;
         pthread_mutex_lock(&w->lock);
         job->id = w->next_id++;
         job->submitted = now_clock(CLOCK_MONOTONIC);
@@ -137,6 +180,8 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
 
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
         uint64_t v;
+        if (!w)
+                return 0;
         (void) !read(w->eventfd, &v, sizeof(v));
         pthread_mutex_lock(&w->lock);
         unsigned n = MIN(w->done_n, max);
@@ -149,6 +194,8 @@ unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
 
 unsigned action_worker_pending(ActionWorker *w) {
         unsigned mask = 0;
+        if (!w)
+                return 0;
         pthread_mutex_lock(&w->lock);
         if (w->busy)
                 mask |= 1u << w->running->decision.action;
@@ -160,6 +207,8 @@ unsigned action_worker_pending(ActionWorker *w) {
 
 /* Looking does not change the worker: the lock is taken all the same. */
 bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
+        if (!w)
+                return false;
         pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
         pthread_mutex_lock(lock);
         bool busy = w->busy;
@@ -176,7 +225,7 @@ bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decis
         pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
         bool wedged = false;
 
-        if (!w->started || !w->timeout)
+        if (!w || !w->started || !w->timeout)
                 return false;
         pthread_mutex_lock(lock);
         if (w->busy) {

@@ -404,7 +404,7 @@ static void act_on(Manager *m, const EngineOutput *out) {
                 job->target.cgroup_fd = m->target.cgroup_fd >= 0 ? fcntl(m->target.cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
                 job->policy = m->policy;
                 job->dry_run = m->opts.dry_run;
-                int r = action_worker_submit(&m->worker, job);
+                int r = action_worker_submit(m->worker, job);
                 if (r < 0) {
                         if (job->target.cgroup_fd >= 0)
                                 close(job->target.cgroup_fd);
@@ -420,7 +420,7 @@ static void act_on(Manager *m, const EngineOutput *out) {
 
 static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
-        unsigned n = action_worker_collect(&m->worker, m->collected, ACTION_QUEUE);
+        unsigned n = action_worker_collect(m->worker, m->collected, ACTION_QUEUE);
         for (unsigned i = 0; i < n; i++) {
                 const ActionJob *j = &m->collected[i];
                 action_result_log(&j->decision, &j->result, j->dry_run);
@@ -443,7 +443,7 @@ static void check_overdue(Manager *m, usec_t now) {
         usec_t started;
         char t[FORMAT_TIMESPAN_MAX];
 
-        if (!action_worker_current(&m->worker, &id, &d, &started) || id == m->overdue_job)
+        if (!action_worker_current(m->worker, &id, &d, &started) || id == m->overdue_job)
                 return;
         if (now - started < action_timeout(&m->policy, d.action))
                 return;
@@ -548,7 +548,7 @@ void manager_tick(Manager *m, const char *reason) {
 
         check_overdue(m, mono);
         s.limits_readonly = limits_readonly(m);
-        unsigned pending = action_worker_pending(&m->worker);
+        unsigned pending = action_worker_pending(m->worker);
         if (m->opts.record_only) {
                 action_feedback_apply(&m->feedback, &s, pending);
                 write_record(m, &s);
@@ -603,7 +603,7 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
         char t[FORMAT_TIMESPAN_MAX];
         Decision d;
 
-        if (action_worker_wedged(&w->manager->worker, now, &d, &running)) {
+        if (action_worker_wedged(w->manager->worker, now, &d, &running)) {
                 if (!w->withheld)
                         log_error("the action thread is wedged: %s running for %s, past its timeout: watchdog pings "
                                   "stop, for systemd to restart memgov", decision_name(&d),
@@ -935,10 +935,10 @@ static int setup_actions(Manager *m) {
         if (r < 0)
                 return r;
         /* Its jobs' timeouts also tell when it is wedged (the watchdog, memgov status). */
-        r = action_worker_start(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata, action_timeout);
+        r = action_worker_new(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata, action_timeout);
         if (r < 0)
                 return log_error_errno(r, "cannot start the action thread: %m");
-        r = sd_event_add_io(m->event, &m->worker_source, m->worker.eventfd, EPOLLIN, on_worker, m);
+        r = sd_event_add_io(m->event, &m->worker_source, action_worker_fd(m->worker), EPOLLIN, on_worker, m);
         if (r < 0)
                 return r;
         /* The order above is what makes them equal; this says so, and stops a run where they are
@@ -964,7 +964,6 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
                 return log_error_errno(-ENOMEM, "out of memory");
         m->opts = *o;
         m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = m->state_dir_fd = -1;
-        m->worker.eventfd = -1;
         m->target.cgroup_fd = -1;
         m->roots.cgroup_fd = m->roots.proc_fd = -1;
         target_instance_name(&o->target, m->instance, sizeof(m->instance));
@@ -1018,7 +1017,7 @@ Manager *manager_free(Manager *m) {
         free(m->metrics_buf);
         m->timer = sd_event_source_disable_unref(m->timer);
         m->worker_source = sd_event_source_disable_unref(m->worker_source);
-        action_worker_stop(&m->worker);
+        m->worker = action_worker_free(m->worker);
         free(m->collected);
         free(m->scratch);
         target_release(&m->target);

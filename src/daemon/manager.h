@@ -57,7 +57,7 @@ typedef struct Manager {
         Policy policy;
         char policy_origin[512];
         Engine *engine;
-        ActionWorker worker;
+        ActionWorker *worker;
         ActionJob *collected; /* ACTION_QUEUE, for collecting results */
         ActionJob *scratch;   /* a job being put together */
         uint64_t overdue_job;   /* the job already reported as overdue */

@@ -128,8 +128,8 @@ static json_object *worker_json(const Manager *m, usec_t now) {
         uint64_t id;
         Decision d;
         usec_t started, running;
-        bool busy = action_worker_current(&m->worker, &id, &d, &started);
-        bool overdue = busy && action_worker_wedged(&m->worker, now, &d, &running);
+        bool busy = action_worker_current(m->worker, &id, &d, &started);
+        bool overdue = busy && action_worker_wedged(m->worker, now, &d, &running);
 
         json_object_object_add(w, "busy", json_object_new_boolean(busy));
         json_object_object_add(w, "action", busy ? json_object_new_string(decision_name(&d)) : NULL);

@@ -32,6 +32,7 @@ def main():
     # What the daemon logged: "memgov: VERB   REASON" with VERB as in format.h (dry run: "would ...").
     verbs = {"level": "level", "would trim": "trim", "would set memory.high": "memory.high",
              "would set memory.max": "memory.max", "would reset": "reset", "would restart": "restart",
+             "would resize pool": "pool", "resize pool": "pool",
              "trim": "trim", "set memory.high": "memory.high", "set memory.max": "memory.max",
              "reset": "reset", "restart": "restart", "effect": "effect", "hold": "hold", "event": "event"}
     pattern = re.compile(r"^memgov: (?:warning: |error: )?(" + "|".join(sorted(map(re.escape, verbs), key=len, reverse=True)) + r") +(.*)$")
