@@ -305,6 +305,14 @@ static Level signal_level(const Tick *k) {
         return LEVEL_NORMAL;
 }
 
+/* The steps down from the configured size to pool.floor: memgov knows the pool is at its floor
+ * once it took them all (the actuator says so too, where it runs: a replay has none). */
+static bool pool_at_floor(const Policy *p, const Engine *e) {
+        uint32_t room = p->pool_floor < 10000 ? 10000 - p->pool_floor : 0;
+        unsigned max = p->pool_step > 0 ? (room + p->pool_step - 1) / p->pool_step : 0;
+        return e->pool_steps >= max;
+}
+
 /* A rung whose action did not help (or failed) for now. */
 static bool step_exhausted(const Tick *k, Level l) {
         const Engine *e = k->e;
@@ -314,7 +322,7 @@ static bool step_exhausted(const Tick *k, Level l) {
         case LEVEL_THROTTLE:
                 return e->psi_guard || e->high_at_floor || e->act[ACTION_SET_HIGH].spent;
         case LEVEL_POOL:
-                return e->act[ACTION_POOL].spent;
+                return e->act[ACTION_POOL].spent || pool_at_floor(k->p, e);
         case LEVEL_RESET:
                 return e->act[ACTION_RESET].spent;
         default:
@@ -854,7 +862,7 @@ static void act(Tick *k) {
         }
 
         if (e->level >= LEVEL_POOL && step_available(k, LEVEL_POOL) && !e->act[ACTION_POOL].spent &&
-            cooldown_over(k, ACTION_POOL, LEVEL_POOL)) {
+            !pool_at_floor(p, e) && cooldown_over(k, ACTION_POOL, LEVEL_POOL)) {
                 char s1[FORMAT_PERCENT_MAX], s2[FORMAT_PERCENT_MAX];
                 Decision *d = emit_action(k, ACTION_POOL,
                                           "%s: shrink the buffer pool by %s of its configured size, not below %s of it",
@@ -892,8 +900,9 @@ static void plan_pool_grow(Tick *k) {
         if (e->pool_steps == 0 || !p->step[LEVEL_POOL].enabled || e->restart_pending || k->emergency)
                 return;
         if (e->level >= LEVEL_THROTTLE || k->now - e->level_since < p->pool_grow_after ||
-            k->now - e->act[ACTION_POOL].last < p->pool_grow_after || e->act[ACTION_POOL].pending)
-                return;
+            k->now - e->act[ACTION_POOL].last < p->pool_grow_after || e->act[ACTION_POOL].pending ||
+            e->act[ACTION_POOL].spent)
+                return; /* a step that failed or did not help: not again, up or down, before its backoff */
         if (e->last_action > 0 && k->now - e->last_action < p->settle)
                 return;
         uint32_t entry = p->step[LEVEL_POOL].at     ? p->step[LEVEL_POOL].at

@@ -466,6 +466,23 @@ static void test_pool_at_floor(void **state) {
         free(sim);
 }
 
+static void test_pool_steps_stop_at_floor(void **state) {
+        /* A dry run (or a replay): no actuator says when the floor is reached. With step 10 % and
+         * floor 50 %, five steps take it there, and the sixth is never decided. */
+        Sim *sim = sim_new(true);
+        sim->p.step[LEVEL_POOL].backoff = 0;
+        sim->p.step[LEVEL_POOL].min_gain = 0;
+        sim_policy_changed(sim);
+        sim->s.psi.full.avg10 = 3500;
+        for (usec_t t = 0; t < 4 * USEC_PER_HOUR; t += 5 * SEC) {
+                set_ws(sim, 8 * GB + 900 * MB + t / (5 * SEC) * 4096);
+                sim_tick(sim, 5 * SEC);
+        }
+        expect(count(sim, T_POOL, 0) == 5);
+        expect(sim->e.pool_steps == 5);
+        free(sim);
+}
+
 static void test_pool_grows_back_with_hysteresis(void **state) {
         Sim *sim = sim_new(false);
         /* No trim: a trim that does not help would hold the ladder at throttle for its backoff. */
@@ -982,6 +999,7 @@ int main(void) {
                 cmocka_unit_test(test_pool_when_throttle_not_helping),
                 cmocka_unit_test(test_pool_not_far_below_throttle),
                 cmocka_unit_test(test_pool_at_floor),
+                cmocka_unit_test(test_pool_steps_stop_at_floor),
                 cmocka_unit_test(test_pool_grows_back_with_hysteresis),
                 cmocka_unit_test(test_throttle_planner),
                 cmocka_unit_test(test_foreign_memory_high_adopted),

@@ -32,7 +32,10 @@ MARIADB_CGROUP=$cg mariadb_start "$disk/mariadb"
 mariadb_sql "CREATE FUNCTION IF NOT EXISTS memgov_trim RETURNS INTEGER SONAME 'memgov_udf.so'"
 
 mkdir -m 0777 "$atk"
-setpriv --reuid=4242 --regid=4242 --clear-groups python3 "$here/workloads/sql-impostor.py" "$atk" "$MARIADB_SOCKET" 24 \
+# The impostor's own copy of its script: the source tree may sit under a directory only root
+# can enter (a clone in a mode 0700 temporary directory).
+install -m 0644 "$here/workloads/sql-impostor.py" "$atk/impostor.py"
+setpriv --reuid=4242 --regid=4242 --clear-groups python3 "$atk/impostor.py" "$atk" "$MARIADB_SOCKET" 24 \
         2>"$results/impostor.log" &
 impostor=$!
 for _ in $(seq 100); do [[ -e $atk/ready ]] && break; sleep 0.1; done
