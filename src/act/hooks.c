@@ -58,8 +58,10 @@ static int check_trusted_executable(int fd, const char *path, char *why, size_t 
         snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, real, sizeof(real) - 1);
         if (n <= 0 || real[0] != '/') {
-                snprintf(why, why_size, "%s: cannot tell which directories hold it (%s): %m", path, link);
-                return n < 0 ? negative_errno() : -EIO;
+                int r = n < 0 ? negative_errno() : -EIO;
+                snprintf(why, why_size, "%s: cannot tell which directories hold it (%s): %s", path, link,
+                         n < 0 ? strerror(-r) : "not a path");
+                return r;
         }
         real[n] = '\0';
 
@@ -86,7 +88,7 @@ static int check_trusted_executable(int fd, const char *path, char *why, size_t 
                 *slash = '\0';
                 int next = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 *slash = '/';
-                close(dir);
+                closep(&dir); /* keeps errno: openat's, for the message above */
                 dir = next;
                 name = slash + 1;
         }

@@ -273,10 +273,12 @@ int control_listen(Manager *m) {
         }
         (void) unlink(m->socket_path);
         mode_t old = umask(0117);
-        r = bind(m->control_fd, (struct sockaddr *) &sa, sizeof(sa));
+        r = bind(m->control_fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? negative_errno() : 0;
         umask(old);
-        if (r < 0 || listen(m->control_fd, 8) < 0) {
-                r = log_error_errno(negative_errno(), "cannot listen on %s: %m", m->socket_path);
+        if (r >= 0 && listen(m->control_fd, 8) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                r = log_error_errno(r, "cannot listen on %s: %m", m->socket_path);
                 close(m->control_fd);
                 m->control_fd = -1;
                 return r;

@@ -45,7 +45,7 @@ int privileges_drop(uint64_t keep, uint64_t *ret_kept) {
                                              SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
                   0, 0, 0) < 0 &&
             errno != EPERM)
-                log_full_errno(LOG_DEBUG, negative_errno(), "cannot set the secure bits: %m");
+                log_debug_errno(negative_errno(), "cannot set the secure bits: %m");
         (void) prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 
         /* The bounding set, while CAP_SETPCAP is still there (EPERM without it: the service

@@ -159,6 +159,7 @@ static bool candidate_ok(int proc_fd, pid_t pid, const char *names, bool all_use
 
 int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, size_t why_size) {
         _cleanup_close_ int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = fd < 0 ? negative_errno() : 0; /* before the calls below change errno */
         pid_t found[16], ignored = 0;
         unsigned n = 0, n_ignored = 0;
         char ignored_why[160] = "";
@@ -167,9 +168,11 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
         DIR *d;
         struct dirent *de;
 
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                snprintf(why, why_size, "cannot list processes: %m");
-                return negative_errno();
+        if (r < 0 || !(d = fdopendir(fd))) {
+                if (r >= 0)
+                        r = negative_errno();
+                snprintf(why, why_size, "cannot list processes: %s", strerror(-r));
+                return r;
         }
         fd = -1; /* owned by d now */
         while ((de = readdir(d))) {
