@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ static void *worker_main(void *arg) {
 
 int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
                         usec_t (*timeout)(const Policy *p, DecisionKind k)) {
+        assert(w);
         *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1, .timeout = timeout };
         w->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->done = calloc(ACTION_QUEUE, sizeof(ActionJob));
@@ -78,6 +80,7 @@ int action_worker_start(ActionWorker *w, const ActuatorOps *ops, void *userdata,
 }
 
 void action_worker_stop(ActionWorker *w) {
+        assert(w);
         if (w->started) {
                 pthread_mutex_lock(&w->lock);
                 w->stop = true;
@@ -113,6 +116,8 @@ static bool is_limit(DecisionKind k) {
 }
 
 int action_worker_submit(ActionWorker *w, ActionJob *job) {
+        assert(w);
+        assert(job);
         pthread_mutex_lock(&w->lock);
         job->id = w->next_id++;
         job->submitted = now_clock(CLOCK_MONOTONIC);
@@ -140,6 +145,8 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
 }
 
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
+        assert(w);
+        assert(out);
         uint64_t v;
         (void) !read(w->eventfd, &v, sizeof(v));
         pthread_mutex_lock(&w->lock);
@@ -152,6 +159,7 @@ unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
 }
 
 unsigned action_worker_pending(ActionWorker *w) {
+        assert(w);
         unsigned mask = 0;
         pthread_mutex_lock(&w->lock);
         if (w->busy)
@@ -164,6 +172,10 @@ unsigned action_worker_pending(ActionWorker *w) {
 
 /* Looking does not change the worker: the lock is taken all the same. */
 bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
+        assert(w);
+        assert(ret_id);
+        assert(ret_decision);
+        assert(ret_started);
         pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
         pthread_mutex_lock(lock);
         bool busy = w->busy;
@@ -177,6 +189,9 @@ bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *re
 }
 
 bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decision, usec_t *ret_running) {
+        assert(w);
+        assert(ret_decision);
+        assert(ret_running);
         pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
         bool wedged = false;
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -148,6 +149,10 @@ static bool hook_wait(pid_t pid, int pidfd, usec_t deadline) {
 
 int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool dry_run, char *output,
              size_t output_size, char *why, size_t why_size) {
+        assert(command);
+        assert(ctx);
+        assert(output);
+        assert(why);
         char words[1024], *argv[ARGV_MAX + 1];
         unsigned n;
         int r;
@@ -375,6 +380,9 @@ static void signal_one(pid_t pid, void *userdata) {
 }
 
 int signal_processes(const char *name, int sig, const ActionTarget *t, bool dry_run, char *why, size_t why_size) {
+        assert(name);
+        assert(t);
+        assert(why);
         SignalRun s = { .name = name, .target = t, .sig = sig, .dry_run = dry_run };
 
         /* The target's processes only: a name is no one's, another container's server has it too. */

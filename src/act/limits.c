@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -88,6 +89,9 @@ static int write_cgroupfs(const ActionContext *c, int fd, const char *file, uint
 }
 
 int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionResult *ret) {
+        assert(c);
+        assert(file);
+        assert(ret);
         const ActionTarget *t = c->target;
         char v[FORMAT_BYTES_MAX], got[FORMAT_BYTES_MAX];
         bool unit = t->kind == TARGET_UNIT && t->unit[0];

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -41,6 +42,8 @@ static int32_t local_utc_offset(usec_t wall) {
 }
 
 void target_instance_name(const TargetSpec *t, char *buf, size_t size) {
+        assert(t);
+        assert(buf);
         const char *v = t->value;
         char tmp[300];
 
@@ -82,6 +85,8 @@ void target_instance_name(const TargetSpec *t, char *buf, size_t size) {
 }
 
 void control_socket_path(const TargetSpec *t, char *buf, size_t size) {
+        assert(t);
+        assert(buf);
         char inst[128];
         target_instance_name(t, inst, sizeof(inst));
         snprintf(buf, size, MEMGOV_RUN_DIR "/%s.sock", inst);
@@ -968,6 +973,8 @@ static int setup_actions(Manager *m) {
 }
 
 int manager_new(const ManagerOptions *o, Manager **ret) {
+        assert(o);
+        assert(ret);
         int r;
 
         _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(Manager));
@@ -1013,6 +1020,7 @@ static void leave_limits(Manager *m) {
 }
 
 int manager_run(Manager *m) {
+        assert(m);
         manager_tick(m, "start");
         sd_notify(false, "READY=1");
         int r = sd_event_loop(m->event);

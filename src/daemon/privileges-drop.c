@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@ static int capset_raw(struct __user_cap_data_struct data[2]) {
 }
 
 int privileges_effective(uint64_t *ret) {
+        assert(ret);
         struct __user_cap_data_struct d[2] = {};
         int r = capget_raw(d);
         if (r < 0)
@@ -35,6 +37,7 @@ int privileges_effective(uint64_t *ret) {
 }
 
 int privileges_drop(uint64_t keep, uint64_t *ret_kept) {
+        assert(ret_kept);
         struct __user_cap_data_struct d[2] = {};
         int r;
 
@@ -94,6 +97,7 @@ static int thread_caps(int task_fd, const char *tid, uint64_t sets[_CAP_SET_MAX]
 }
 
 int privileges_check_threads(char *why, size_t why_size) {
+        assert(why);
         uint64_t first[_CAP_SET_MAX], sets[_CAP_SET_MAX];
         char first_tid[16] = "";
 
