@@ -290,6 +290,7 @@ int control_listen(Manager *m) {
         r = sd_event_add_io(m->event, &m->control_source, m->control_fd, EPOLLIN, on_connection, m);
         if (r < 0)
                 return log_error_errno(r, "control socket: %m");
+        (void) sd_event_source_set_description(m->control_source, "control-socket");
         return 0;
 }
 

@@ -191,6 +191,8 @@ int metrics_http_start(Manager *m) {
                 log_error_errno(r, "metrics: cannot watch the HTTP server: %m");
                 goto fail;
         }
+        (void) sd_event_source_set_description(m->http_io, "metrics-http");
+        (void) sd_event_source_set_description(m->http_timer, "metrics-http-timer");
         arm_http_timer(m);
         snprintf(m->metrics_listening, sizeof(m->metrics_listening), "%s", where);
         log_info("metrics: serving http://%s/metrics", where);
