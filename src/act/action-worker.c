@@ -179,6 +179,8 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
 }
 
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
+        assert(w);
+        assert(out);
         uint64_t v;
         if (!w)
                 return 0;
@@ -193,6 +195,7 @@ unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
 }
 
 unsigned action_worker_pending(ActionWorker *w) {
+        assert(w);
         unsigned mask = 0;
         if (!w)
                 return 0;
@@ -209,6 +212,9 @@ unsigned action_worker_pending(ActionWorker *w) {
 bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
         if (!w)
                 return false;
+        assert(ret_id);
+        assert(ret_decision);
+        assert(ret_started);
         pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
         pthread_mutex_lock(lock);
         bool busy = w->busy;
@@ -222,6 +228,9 @@ bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *re
 }
 
 bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decision, usec_t *ret_running) {
+        assert(w);
+        assert(ret_decision);
+        assert(ret_running);
         pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
         bool wedged = false;
 

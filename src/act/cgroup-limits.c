@@ -90,6 +90,9 @@ static int write_cgroupfs(const ActionContext *c, int fd, const char *file, uint
 }
 
 int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionResult *ret) {
+        assert(c);
+        assert(file);
+        assert(ret);
         const ActionTarget *t = c->target;
         char v[FORMAT_BYTES_MAX], got[FORMAT_BYTES_MAX];
         bool unit = t->kind == TARGET_UNIT && t->unit[0];

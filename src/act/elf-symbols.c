@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
@@ -33,6 +34,7 @@ static int open_elf(void *image, size_t size, Elf **ret) {
 }
 
 int elf_read_info(void *image, size_t size, ElfInfo *ret) {
+        assert(ret);
         Elf *e;
         size_t n;
         int r = open_elf(image, size, &e);
@@ -112,6 +114,8 @@ static int search(Elf *e, Elf64_Word type, const char *name, uint64_t *ret) {
 }
 
 int elf_find_symbol(void *image, size_t size, const char *name, uint64_t *ret_offset) {
+        assert(name);
+        assert(ret_offset);
         Elf *e;
         int r = open_elf(image, size, &e);
         if (r < 0)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -58,8 +59,10 @@ static int check_trusted_executable(int fd, const char *path, char *why, size_t 
         snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, real, sizeof(real) - 1);
         if (n <= 0 || real[0] != '/') {
-                snprintf(why, why_size, "%s: cannot tell which directories hold it (%s): %m", path, link);
-                return n < 0 ? negative_errno() : -EIO;
+                int r = n < 0 ? negative_errno() : -EIO;
+                snprintf(why, why_size, "%s: cannot tell which directories hold it (%s): %s", path, link,
+                         n < 0 ? strerror(-r) : "not a path");
+                return r;
         }
         real[n] = '\0';
 
@@ -86,7 +89,7 @@ static int check_trusted_executable(int fd, const char *path, char *why, size_t 
                 *slash = '\0';
                 int next = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 *slash = '/';
-                close(dir);
+                closep(&dir); /* keeps errno: openat's, for the message above */
                 dir = next;
                 name = slash + 1;
         }
@@ -146,6 +149,10 @@ static bool hook_wait(pid_t pid, int pidfd, usec_t deadline) {
 
 int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool dry_run, char *output,
              size_t output_size, char *why, size_t why_size) {
+        assert(command);
+        assert(ctx);
+        assert(output);
+        assert(why);
         char words[1024], *argv[ARGV_MAX + 1];
         unsigned n;
         int r;
@@ -373,6 +380,9 @@ static void signal_one(pid_t pid, void *userdata) {
 }
 
 int signal_processes(const char *name, int sig, const ActionTarget *t, bool dry_run, char *why, size_t why_size) {
+        assert(name);
+        assert(t);
+        assert(why);
         SignalRun s = { .name = name, .target = t, .sig = sig, .dry_run = dry_run };
 
         /* The target's processes only: a name is no one's, another container's server has it too. */

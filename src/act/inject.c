@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <cpuid.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -38,6 +39,7 @@ extern const uint8_t memgov_inject_stub_start[], memgov_inject_stub_end[];
 #define FUTEX_CMD_MASK 0x7f
 
 const uint8_t *inject_stub(size_t *ret_size) {
+        assert(ret_size);
         *ret_size = (size_t) (memgov_inject_stub_end - memgov_inject_stub_start);
         return memgov_inject_stub_start;
 }
@@ -123,6 +125,9 @@ static bool skipped(pid_t t, const pid_t *skip, unsigned n) {
 
 int inject_choose_thread(pid_t pid, pid_t tid, const pid_t *skip, unsigned n_skip, pid_t *ret_tid, long *ret_nr,
                          char *why, size_t why_size) {
+        assert(ret_tid);
+        assert(ret_nr);
+        assert(why);
         char path[64];
         pid_t best = 0;
         long best_nr = -1;
@@ -709,6 +714,9 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
 }
 
 int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size) {
+        assert(q);
+        assert(ret);
+        assert(why);
         pid_t skip[INJECT_MAX_THREADS];
         unsigned n = 0;
 

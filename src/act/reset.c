@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,9 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
 }
 
 int reset_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        assert(c);
+        assert(d);
+        assert(ret);
         const Policy *p = c->policy;
         char why[512], out[256];
         int r;

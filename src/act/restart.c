@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -222,6 +223,9 @@ static void run_hook(const ActionContext *c, const Decision *d, const char *even
 }
 
 int restart_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        assert(c);
+        assert(d);
+        assert(ret);
         const ActionTarget *t = c->target;
         const Policy *p = c->policy;
         char flush[256] = "", pre[600] = "", post[600] = "", undo[600] = "", saved[32] = "", why[512],

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 
 
 int process_rss(pid_t pid, uint64_t *ret) {
+        assert(ret);
         ProcStatus st;
         int r = proc_read_status(AT_FDCWD, pid, &st);
         if (r < 0)
@@ -32,6 +34,7 @@ int process_rss(pid_t pid, uint64_t *ret) {
 }
 
 int trim_ptrace_preflight(pid_t pid, char *why, size_t why_size) {
+        assert(why);
         ProcStatus target, self;
         char buf[16];
         int r;
@@ -185,6 +188,8 @@ static uint64_t load_bias(const MappedLib *lib, const ElfInfo *info) {
 }
 
 int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
+        assert(ret);
+        assert(why);
         _cleanup_free_ uint8_t *libc = NULL, *other = NULL;
         size_t libc_size, other_size;
         ProcMaps m;
@@ -280,6 +285,8 @@ int trim_plan(pid_t pid, TrimPlan *ret, char *why, size_t why_size) {
 
 int trim_by_ptrace(pid_t pid, uint64_t starttime, pid_t tid, bool dry_run, int phase_fd, TrimReport *ret, char *why,
                    size_t why_size) {
+        assert(ret);
+        assert(why);
         TrimPlan plan;
         int r;
 
@@ -358,6 +365,9 @@ static Allocator detect_allocator(pid_t pid) {
 }
 
 int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char *why, size_t why_size) {
+        assert(p);
+        assert(ret);
+        assert(why);
         SqlConn c;
         int r;
 
@@ -396,6 +406,8 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
 
 int trim_run(const Policy *p, pid_t pid, uint64_t starttime, pid_t tid, TrimMethod method, bool dry_run, int phase_fd,
              TrimReport *ret, char *why, size_t why_size) {
+        assert(ret);
+        assert(why);
         int r;
 
         if (method == TRIM_SQL)
@@ -419,6 +431,8 @@ int trim_run(const Policy *p, pid_t pid, uint64_t starttime, pid_t tid, TrimMeth
 }
 
 void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run, char *buf, size_t size) {
+        assert(r);
+        assert(buf);
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX], t1[FORMAT_TIMESPAN_MAX], t2[FORMAT_TIMESPAN_MAX];
 
         if (error < 0) {
@@ -450,6 +464,7 @@ void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why
 }
 
 json_object *trim_report_json(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run) {
+        assert(r);
         json_object *o = json_object_new_object();
         json_object_object_add(o, "pid", json_object_new_int(pid));
         json_object_object_add(o, "ok", json_object_new_boolean(error >= 0));

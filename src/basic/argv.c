@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <string.h>
 
 #include "memgov/argv.h"
 
 int argv_split(const char *s, char *buf, size_t buf_size, char *ret_argv[static ARGV_MAX + 1], unsigned *ret_n) {
+        assert(s);
+        assert(buf);
+        assert(ret_argv);
+        assert(ret_n);
         size_t o = 0;
         unsigned n = 0;
 

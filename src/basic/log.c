@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ int log_get_max_level(void) {
 }
 
 int log_level_from_string(const char *s) {
+        assert(s);
         static const struct {
                 const char *name;
                 int level;
@@ -118,6 +120,7 @@ static void emit(int level, const char *message_id, const char *const *fields, i
 }
 
 int log_full_errno(int level, int error, const char *fmt, ...) {
+        assert(fmt);
         int saved = errno;
         char msg[2048];
         va_list ap;
@@ -135,6 +138,7 @@ int log_full_errno(int level, int error, const char *fmt, ...) {
 }
 
 void log_struct(int level, const char *message_id, const char *const *fields, const char *fmt, ...) {
+        assert(fmt);
         char msg[2048];
         va_list ap;
 

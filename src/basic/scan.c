@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <string.h>
 
 #include "memgov/scan.h"
 
 bool span_eq(Span a, const char *s) {
+        assert(s);
         size_t n = strlen(s);
         return a.n == n && memcmp(a.p, s, n) == 0;
 }
 
 bool span_startswith(Span a, const char *prefix) {
+        assert(prefix);
         size_t n = strlen(prefix);
         return a.n >= n && memcmp(a.p, prefix, n) == 0;
 }
 
 bool span_endswith(Span a, const char *suffix) {
+        assert(suffix);
         size_t n = strlen(suffix);
         return a.n >= n && memcmp(a.p + a.n - n, suffix, n) == 0;
 }
@@ -29,12 +33,15 @@ Span span_strip(Span a) {
 }
 
 void line_cursor_init(LineCursor *c, const char *buf, size_t len) {
+        assert(c);
         c->p = buf;
         c->end = buf + len;
         c->lineno = 0;
 }
 
 int line_next(LineCursor *c, Span *ret_line) {
+        assert(c);
+        assert(ret_line);
         if (!c->p || c->p >= c->end)
                 return 0;
 
@@ -51,6 +58,9 @@ int line_next(LineCursor *c, Span *ret_line) {
 }
 
 bool span_next_field(Span *s, const char *seps, Span *ret_field) {
+        assert(s);
+        assert(seps);
+        assert(ret_field);
         while (s->n > 0 && strchr(seps, s->p[0])) {
                 s->p++;
                 s->n--;
@@ -68,6 +78,7 @@ bool span_next_field(Span *s, const char *seps, Span *ret_field) {
 }
 
 int span_to_u64(Span s, uint64_t *ret) {
+        assert(ret);
         uint64_t v = 0;
 
         if (s.n == 0)
@@ -85,6 +96,7 @@ int span_to_u64(Span s, uint64_t *ret) {
 }
 
 int span_to_x64(Span s, uint64_t *ret) {
+        assert(ret);
         uint64_t v = 0;
 
         if (s.n == 0 || s.n > 16)
@@ -107,6 +119,7 @@ int span_to_x64(Span s, uint64_t *ret) {
 }
 
 int span_to_hundredths(Span s, uint32_t *ret) {
+        assert(ret);
         const char *dot = memchr(s.p, '.', s.n);
         uint64_t whole, frac;
         int r;
@@ -126,6 +139,7 @@ int span_to_hundredths(Span s, uint32_t *ret) {
 }
 
 int span_copy(Span s, char *buf, size_t size) {
+        assert(buf);
         if (s.n >= size)
                 return -ENAMETOOLONG;
         memcpy(buf, s.p, s.n);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -6,6 +7,8 @@
 #include "memgov/strutil.h"
 
 unsigned edit_distance(const char *a, const char *b, unsigned cap) {
+        assert(a);
+        assert(b);
         size_t n = strlen(a), m = strlen(b);
         unsigned d[65][65];
 
@@ -28,6 +31,8 @@ unsigned edit_distance(const char *a, const char *b, unsigned cap) {
 }
 
 const char *closest_match(const char *word, const char *const *candidates, size_t n) {
+        assert(word);
+        assert(candidates);
         size_t len = strlen(word);
         /* One typo per three characters, at least one and at most three. */
         unsigned cap = (unsigned) CLAMP(len / 3, 1, 3);
@@ -45,6 +50,8 @@ const char *closest_match(const char *word, const char *const *candidates, size_
 }
 
 void strbuf_init(StrBuf *b, char *buf, size_t size) {
+        assert(b);
+        assert(buf);
         b->buf = buf;
         b->size = size;
         b->len = 0;
@@ -54,6 +61,8 @@ void strbuf_init(StrBuf *b, char *buf, size_t size) {
 }
 
 bool strbuf_printf(StrBuf *b, const char *fmt, ...) {
+        assert(b);
+        assert(fmt);
         va_list ap;
 
         if (b->truncated || b->len + 1 >= b->size) {
@@ -77,6 +86,8 @@ bool strbuf_printf(StrBuf *b, const char *fmt, ...) {
 }
 
 bool name_in_list(const char *name, const char *list) {
+        assert(name);
+        assert(list);
         size_t n = strlen(name);
         for (const char *p = list; *p;) {
                 const char *e = strchr(p, ',');

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
@@ -15,6 +16,8 @@ static const char *skip_space(const char *s) {
 }
 
 int parse_decimal_scaled(const char *s, size_t len, uint64_t unit, uint64_t *ret) {
+        assert(s);
+        assert(ret);
         const char *end = s + len;
         uint64_t whole = 0, frac = 0, frac_div = 1;
         bool any = false;
@@ -84,6 +87,8 @@ static int size_unit(const char *u, size_t n, uint64_t *ret) {
 }
 
 int parse_size(const char *s, uint64_t *ret) {
+        assert(s);
+        assert(ret);
         s = skip_space(s);
         const char *num = s;
         while ((*s >= '0' && *s <= '9') || *s == '.')
@@ -135,6 +140,8 @@ static int time_unit(const char *u, size_t n, usec_t *ret) {
 }
 
 int parse_timespan(const char *s, usec_t *ret) {
+        assert(s);
+        assert(ret);
         usec_t total = 0;
         bool any = false;
 
@@ -174,6 +181,8 @@ int parse_timespan(const char *s, usec_t *ret) {
 }
 
 int parse_percent(const char *s, uint32_t *ret_bp) {
+        assert(s);
+        assert(ret_bp);
         s = skip_space(s);
         const char *num = s;
         while ((*s >= '0' && *s <= '9') || *s == '.')
@@ -202,6 +211,8 @@ int parse_percent(const char *s, uint32_t *ret_bp) {
 }
 
 int parse_uint(const char *s, unsigned max, unsigned *ret) {
+        assert(s);
+        assert(ret);
         uint64_t v = 0;
 
         s = skip_space(s);
@@ -220,6 +231,8 @@ int parse_uint(const char *s, unsigned max, unsigned *ret) {
 }
 
 int parse_bool(const char *s, bool *ret) {
+        assert(s);
+        assert(ret);
         static const char *const yes[] = { "yes", "true", "on", "1" };
         static const char *const no[] = { "no", "false", "off", "0" };
 
@@ -250,6 +263,7 @@ uint64_t apply_bp(uint64_t value, uint32_t bp) {
 }
 
 const char *format_bytes(char buf[static FORMAT_BYTES_MAX], uint64_t bytes) {
+        assert(buf);
         static const char suffix[] = "KMGTPE";
 
         if (bytes == SIZE_UNLIMITED) {
@@ -282,6 +296,7 @@ const char *format_bytes(char buf[static FORMAT_BYTES_MAX], uint64_t bytes) {
 }
 
 const char *format_timespan(char buf[static FORMAT_TIMESPAN_MAX], usec_t t) {
+        assert(buf);
         static const struct {
                 const char *suffix;
                 usec_t usec;
@@ -323,6 +338,7 @@ const char *format_timespan(char buf[static FORMAT_TIMESPAN_MAX], usec_t t) {
 }
 
 const char *format_bp(char buf[static FORMAT_PERCENT_MAX], uint32_t bp) {
+        assert(buf);
         if (bp % 100 == 0)
                 snprintf(buf, FORMAT_PERCENT_MAX, "%u%%", bp / 100);
         else if (bp % 10 == 0)
@@ -333,6 +349,7 @@ const char *format_bp(char buf[static FORMAT_PERCENT_MAX], uint32_t bp) {
 }
 
 const char *format_rate(char buf[static FORMAT_RATE_MAX], double bytes_per_sec) {
+        assert(buf);
         char b[FORMAT_BYTES_MAX];
         double per_hour = bytes_per_sec * 3600.0;
         bool neg = per_hour < 0;
@@ -355,6 +372,9 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
 }
 
 void civil_from_days(int64_t z, int64_t *ret_y, unsigned *ret_m, unsigned *ret_d) {
+        assert(ret_y);
+        assert(ret_m);
+        assert(ret_d);
         z += 719468;
         int64_t era = (z >= 0 ? z : z - 146096) / 146097;
         int64_t doe = z - era * 146097;
@@ -370,6 +390,7 @@ void civil_from_days(int64_t z, int64_t *ret_y, unsigned *ret_m, unsigned *ret_d
 }
 
 const char *format_wall(char buf[static FORMAT_WALL_MAX], usec_t wall, int32_t utc_offset_sec) {
+        assert(buf);
         int64_t secs = (int64_t) (wall / USEC_PER_SEC) + utc_offset_sec;
         int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
         int64_t sod = secs - days * 86400;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 bool control_peer_allowed(uid_t peer_uid, const gid_t *peer_groups, size_t n_groups, uid_t self_uid,
                           gid_t socket_gid) {
+        assert(peer_groups);
         if (peer_uid == 0 || peer_uid == self_uid)
                 return true;
         for (size_t i = 0; i < n_groups; i++)
@@ -23,6 +25,7 @@ bool control_peer_allowed(uid_t peer_uid, const gid_t *peer_groups, size_t n_gro
 }
 
 ControlRequest control_parse_request(const char *buf, size_t n) {
+        assert(buf);
         /* "status", normally followed by a newline; what follows is not looked at. */
         if (n >= STRLEN("status") && memcmp(buf, "status", STRLEN("status")) == 0)
                 return CONTROL_REQUEST_STATUS;
@@ -244,6 +247,7 @@ static int on_connection(sd_event_source *s, int fd, uint32_t revents, void *use
 }
 
 int control_listen(Manager *m) {
+        assert(m);
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         int r;
 
@@ -273,10 +277,12 @@ int control_listen(Manager *m) {
         }
         (void) unlink(m->socket_path);
         mode_t old = umask(0117);
-        r = bind(m->control_fd, (struct sockaddr *) &sa, sizeof(sa));
+        r = bind(m->control_fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ? negative_errno() : 0;
         umask(old);
-        if (r < 0 || listen(m->control_fd, 8) < 0) {
-                r = log_error_errno(negative_errno(), "cannot listen on %s: %m", m->socket_path);
+        if (r >= 0 && listen(m->control_fd, 8) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                r = log_error_errno(r, "cannot listen on %s: %m", m->socket_path);
                 close(m->control_fd);
                 m->control_fd = -1;
                 return r;
@@ -284,10 +290,12 @@ int control_listen(Manager *m) {
         r = sd_event_add_io(m->event, &m->control_source, m->control_fd, EPOLLIN, on_connection, m);
         if (r < 0)
                 return log_error_errno(r, "control socket: %m");
+        (void) sd_event_source_set_description(m->control_source, "control-socket");
         return 0;
 }
 
 void control_close(Manager *m) {
+        assert(m);
         while (m->control_conns)
                 conn_free(m->control_conns);
         m->control_source = sd_event_source_disable_unref(m->control_source);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -41,6 +42,8 @@ static int32_t local_utc_offset(usec_t wall) {
 }
 
 void target_instance_name(const TargetSpec *t, char *buf, size_t size) {
+        assert(t);
+        assert(buf);
         const char *v = t->value;
         char tmp[300];
 
@@ -82,6 +85,8 @@ void target_instance_name(const TargetSpec *t, char *buf, size_t size) {
 }
 
 void control_socket_path(const TargetSpec *t, char *buf, size_t size) {
+        assert(t);
+        assert(buf);
         char inst[128];
         target_instance_name(t, inst, sizeof(inst));
         snprintf(buf, size, MEMGOV_RUN_DIR "/%s.sock", inst);
@@ -177,6 +182,7 @@ static int arm_psi(Manager *m) {
         r = sd_event_add_io(m->event, &m->psi_source, m->psi_fd, EPOLLPRI, on_psi, m);
         if (r < 0)
                 return log_warning_errno(r, "PSI: cannot watch the trigger: %m");
+        (void) sd_event_source_set_description(m->psi_source, "psi-trigger");
         log_debug("PSI trigger \"%s\" armed on %s", trigger, m->target.cgroup);
         return 0;
 }
@@ -196,6 +202,7 @@ static int watch_events(Manager *m) {
         r = sd_event_add_io(m->event, &m->events_source, m->inotify_fd, EPOLLIN, on_inotify, m);
         if (r < 0)
                 return log_warning_errno(r, "inotify: %m");
+        (void) sd_event_source_set_description(m->events_source, "memory-events");
         return 0;
 }
 
@@ -209,6 +216,7 @@ static int watch_process(Manager *m) {
         r = sd_event_add_io(m->event, &m->pidfd_source, m->pidfd, EPOLLIN, on_pidfd, m);
         if (r < 0)
                 return log_warning_errno(r, "cannot watch the server process: %m");
+        (void) sd_event_source_set_description(m->pidfd_source, "server-pidfd");
         return 0;
 }
 
@@ -638,6 +646,7 @@ static int watchdog_start(Manager *m) {
                 free(w);
                 return log_error_errno(r, "cannot arm the watchdog timer: %m");
         }
+        (void) sd_event_source_set_description(s, "watchdog");
         /* The loop owns it, and frees w with it. */
         (void) sd_event_source_set_destroy_callback(s, free);
         (void) sd_event_source_set_enabled(s, SD_EVENT_ON);
@@ -783,6 +792,14 @@ static int drop_privileges(Manager *m) {
 
 /* ---- setup, in stages ---- */
 
+/* A source nobody keeps a reference to: the loop owns it (floating), under its name for
+ * sd-event's debug logs. */
+static void float_source(sd_event_source *s, const char *description) {
+        (void) sd_event_source_set_description(s, description);
+        (void) sd_event_source_set_floating(s, true);
+        sd_event_source_unref(s);
+}
+
 /* Each stage either completes or returns an error, and whatever it set up is on the Manager
  * already: manager_free undoes all of it, whichever stage failed. The order matters: the policy
  * says how to start; everything opened with privileges comes before they are dropped, the
@@ -879,10 +896,16 @@ static int setup_event(Manager *m) {
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
         sigprocmask(SIG_BLOCK, &mask, NULL);
-        if ((r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0 ||
-            (r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m)) < 0 ||
-            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m)) < 0)
+        sd_event_source *s;
+        if ((r = sd_event_add_signal(m->event, &s, SIGHUP, on_sighup, m)) < 0)
                 return r;
+        float_source(s, "sighup");
+        if ((r = sd_event_add_signal(m->event, &s, SIGTERM, on_sigterm, m)) < 0)
+                return r;
+        float_source(s, "sigterm");
+        if ((r = sd_event_add_signal(m->event, &s, SIGINT, on_sigterm, m)) < 0)
+                return r;
+        float_source(s, "sigint");
         r = watchdog_start(m);
         if (r < 0)
                 return r;
@@ -890,10 +913,12 @@ static int setup_event(Manager *m) {
         r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 1000, on_timer, m);
         if (r < 0)
                 return r;
+        (void) sd_event_source_set_description(m->timer, "sample-timer");
         if (o->duration > 0) {
-                r = sd_event_add_time_relative(m->event, NULL, CLOCK_MONOTONIC, o->duration, 1000, on_stop, m);
+                r = sd_event_add_time_relative(m->event, &s, CLOCK_MONOTONIC, o->duration, 1000, on_stop, m);
                 if (r < 0)
                         return r;
+                float_source(s, "duration");
         }
         return 0;
 }
@@ -941,6 +966,7 @@ static int setup_actions(Manager *m) {
         r = sd_event_add_io(m->event, &m->worker_source, action_worker_fd(m->worker), EPOLLIN, on_worker, m);
         if (r < 0)
                 return r;
+        (void) sd_event_source_set_description(m->worker_source, "action-results");
         /* The order above is what makes them equal; this says so, and stops a run where they are
          * not. A check that cannot read /proc is no finding. */
         r = privileges_check_threads(message, sizeof(message));
@@ -957,6 +983,8 @@ static int setup_actions(Manager *m) {
 }
 
 int manager_new(const ManagerOptions *o, Manager **ret) {
+        assert(o);
+        assert(ret);
         int r;
 
         _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(Manager));
@@ -1001,6 +1029,7 @@ static void leave_limits(Manager *m) {
 }
 
 int manager_run(Manager *m) {
+        assert(m);
         manager_tick(m, "start");
         sd_notify(false, "READY=1");
         int r = sd_event_loop(m->event);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -147,6 +148,7 @@ static int listen_socket(const char *address, unsigned port) {
 }
 
 int metrics_http_start(Manager *m) {
+        assert(m);
         const Policy *p = &m->policy;
         char where[96];
         int r;
@@ -189,6 +191,8 @@ int metrics_http_start(Manager *m) {
                 log_error_errno(r, "metrics: cannot watch the HTTP server: %m");
                 goto fail;
         }
+        (void) sd_event_source_set_description(m->http_io, "metrics-http");
+        (void) sd_event_source_set_description(m->http_timer, "metrics-http-timer");
         arm_http_timer(m);
         snprintf(m->metrics_listening, sizeof(m->metrics_listening), "%s", where);
         log_info("metrics: serving http://%s/metrics", where);
@@ -199,6 +203,7 @@ fail:
 }
 
 void metrics_http_stop(Manager *m) {
+        assert(m);
         m->http_io = sd_event_source_disable_unref(m->http_io);
         m->http_timer = sd_event_source_disable_unref(m->http_timer);
         if (m->httpd) {
@@ -210,6 +215,8 @@ void metrics_http_stop(Manager *m) {
 }
 
 int metrics_http_reload(Manager *m, const Policy *old) {
+        assert(m);
+        assert(old);
         if (streq(old->metrics_address, m->policy.metrics_address) && old->metrics_port == m->policy.metrics_port &&
             (m->httpd != NULL) == (m->policy.metrics_address[0] != '\0'))
                 return 0;
@@ -220,6 +227,7 @@ int metrics_http_reload(Manager *m, const Policy *old) {
 /* node_exporter reads every *.prom file of its directory: the text is written to a new file of
  * a name it ignores and renamed over the old file, so that it never reads half a file. */
 void metrics_textfile_write(Manager *m) {
+        assert(m);
         const char *path = m->policy.metrics_textfile;
         char dir[PATH_MAX];
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@ static int capset_raw(struct __user_cap_data_struct data[2]) {
 }
 
 int privileges_effective(uint64_t *ret) {
+        assert(ret);
         struct __user_cap_data_struct d[2] = {};
         int r = capget_raw(d);
         if (r < 0)
@@ -35,6 +37,7 @@ int privileges_effective(uint64_t *ret) {
 }
 
 int privileges_drop(uint64_t keep, uint64_t *ret_kept) {
+        assert(ret_kept);
         struct __user_cap_data_struct d[2] = {};
         int r;
 
@@ -45,7 +48,7 @@ int privileges_drop(uint64_t keep, uint64_t *ret_kept) {
                                              SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
                   0, 0, 0) < 0 &&
             errno != EPERM)
-                log_full_errno(LOG_DEBUG, negative_errno(), "cannot set the secure bits: %m");
+                log_debug_errno(negative_errno(), "cannot set the secure bits: %m");
         (void) prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 
         /* The bounding set, while CAP_SETPCAP is still there (EPERM without it: the service
@@ -94,6 +97,7 @@ static int thread_caps(int task_fd, const char *tid, uint64_t sets[_CAP_SET_MAX]
 }
 
 int privileges_check_threads(char *why, size_t why_size) {
+        assert(why);
         uint64_t first[_CAP_SET_MAX], sets[_CAP_SET_MAX];
         char first_tid[16] = "";
 

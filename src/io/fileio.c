@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
@@ -12,6 +13,7 @@
 #include "memgov/fileio.h"
 
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len) {
+        assert(ret);
         size_t size = 4096, len = 0;
         _cleanup_free_ char *buf = malloc(size + 1);
 
@@ -46,6 +48,8 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_len) {
 }
 
 int read_full_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len) {
+        assert(path);
+        assert(ret);
         _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
@@ -53,6 +57,8 @@ int read_full_file_at(int dirfd, const char *path, size_t max, char **ret, size_
 }
 
 ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size) {
+        assert(path);
+        assert(buf);
         _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         size_t len = 0;
 
@@ -88,6 +94,8 @@ ssize_t read_small_file_at(int dirfd, const char *path, char *buf, size_t size) 
 }
 
 int check_trusted_file(const struct stat *st, uid_t euid, char *why, size_t why_size) {
+        assert(st);
+        assert(why);
         if (euid != 0)
                 return 0;
         if (!S_ISREG(st->st_mode)) {
@@ -108,6 +116,8 @@ int check_trusted_file(const struct stat *st, uid_t euid, char *why, size_t why_
 }
 
 int write_file_replace_at(int dirfd, const char *name, const void *data, size_t len, mode_t mode, bool sync) {
+        assert(name);
+        assert(data);
         char tmp[NAME_MAX + 1];
         int fd = -1, r;
 
@@ -148,6 +158,7 @@ int write_file_replace_at(int dirfd, const char *name, const void *data, size_t 
 }
 
 int check_trusted_dir(int dirfd, uid_t euid, char *why, size_t why_size) {
+        assert(why);
         struct stat st;
         if (fstat(dirfd, &st) < 0) {
                 int r = negative_errno();
@@ -173,6 +184,7 @@ int check_trusted_dir(int dirfd, uid_t euid, char *why, size_t why_size) {
 }
 
 int open_in_process_root(pid_t pid, const char *path, int flags) {
+        assert(path);
         char root[64];
         struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+
 #include "memgov/json-output.h"
 #include "memgov/units.h"
 
@@ -17,6 +19,8 @@ json_object *size_or_max_json(uint64_t v) {
 }
 
 void engine_output_add_json(json_object *o, const EngineOutput *out) {
+        assert(o);
+        assert(out);
         json_object_object_add(o, "working_set", out->ws == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->ws));
         json_object_object_add(o, "budget", out->budget == SIZE_UNKNOWN ? NULL : json_object_new_uint64(out->budget));
         json_object_object_add(o, "share_bp", json_object_new_int((int) out->ws_bp));
@@ -27,6 +31,8 @@ void engine_output_add_json(json_object *o, const EngineOutput *out) {
 }
 
 json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t start_mono) {
+        assert(out);
+        assert(d);
         json_object *o = json_object_new_object();
 
         json_object_object_add(o, "time", time_json(out->now, out->wall, out->utc_offset, start_mono));
@@ -56,6 +62,7 @@ json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t
 }
 
 json_object *summary_to_json(const ReplaySummary *s) {
+        assert(s);
         json_object *o = json_object_new_object(), *first = json_object_new_object(), *counts = json_object_new_object();
 
         json_object_object_add(o, "samples", json_object_new_uint64(s->samples));

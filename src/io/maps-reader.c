@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "memgov/maps-reader.h"
 
 int maps_read(int proc_fd, pid_t pid, int (*fn)(const char *line, size_t len, void *userdata), void *userdata) {
+        assert(fn);
         char path[64];
         size_t have = 0;
         int r = 0;
@@ -51,6 +53,7 @@ static int add_line(const char *line, size_t len, void *userdata) {
 }
 
 int maps_read_summary(int proc_fd, pid_t pid, ProcMaps *ret) {
+        assert(ret);
         ProcMaps m;
         int r;
 
@@ -90,6 +93,9 @@ static int find_line(const char *line, size_t len, void *userdata) {
 
 int maps_read_find(int proc_fd, pid_t pid, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end,
                    char ret_perms[static 5]) {
+        assert(ret_start);
+        assert(ret_end);
+        assert(ret_perms);
         FindState f = { .addr = addr };
         int r = maps_read(proc_fd, pid, find_line, &f);
         if (r < 0)

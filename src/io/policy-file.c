@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,8 @@ static void say(policy_report_t report, void *userdata, const char *path, const 
 }
 
 int policy_load_file(const char *path, Policy *p, policy_report_t report, void *userdata) {
+        assert(path);
+        assert(p);
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -1;
         struct stat st;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <libcgroup.h>
 #include <linux/magic.h>
@@ -51,6 +52,8 @@ static bool controllers_list_memory(int cgroup_fd) {
 }
 
 int roots_open(Roots *r, const RootsOptions *o, char *message, size_t message_size) {
+        assert(r);
+        assert(message);
         const char *cg = o && o->cgroup_root ? o->cgroup_root : "/sys/fs/cgroup";
         const char *proc = o && o->proc_root ? o->proc_root : "/proc";
         _cleanup_close_ int top = -1;
@@ -107,6 +110,7 @@ int roots_open(Roots *r, const RootsOptions *o, char *message, size_t message_si
 }
 
 void roots_close(Roots *r) {
+        assert(r);
         if (r->cgroup_fd >= 0)
                 close(r->cgroup_fd);
         if (r->proc_fd >= 0)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "memgov/sampler.h"
 
 int sampler_init(Sampler *s, const Roots *roots) {
+        assert(s);
         *s = (Sampler) { .roots = roots, .cgroup_fd = -1, .maps_every = 60 };
         s->clk_tck = sysconf(_SC_CLK_TCK);
         if (s->clk_tck <= 0)
@@ -25,11 +27,13 @@ int sampler_init(Sampler *s, const Roots *roots) {
 }
 
 void sampler_done(Sampler *s) {
+        assert(s);
         free(s->buf);
         s->buf = NULL;
 }
 
 void sampler_set_target(Sampler *s, int cgroup_fd, pid_t pid, uint64_t starttime) {
+        assert(s);
         s->cgroup_fd = cgroup_fd;
         s->pid = pid;
         s->starttime = starttime;
@@ -139,6 +143,8 @@ static void read_host(Sampler *s, Sample *ret) {
 }
 
 int sampler_read(Sampler *s, usec_t mono, usec_t wall, int32_t utc_offset, usec_t boottime, Sample *ret) {
+        assert(s);
+        assert(ret);
         *ret = (Sample) { .mono = mono, .wall = wall, .utc_offset = utc_offset, .has = SAMPLE_HAS_WALL };
 
         s->cgroup_error = s->cgroup_fd >= 0 ? read_cgroup(s, ret) : 0;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -299,6 +300,8 @@ static int open_server_socket_file(pid_t pid, const UnixDiagSocket *s, char *why
 }
 
 int sql_find_socket(pid_t pid, char *buf, size_t size, char *why, size_t why_size) {
+        assert(buf);
+        assert(why);
         uint64_t inodes[256];
         int fds[256];
         size_t n = 0;
@@ -339,6 +342,8 @@ static bool same_server(pid_t listener, uid_t listener_uid, pid_t server) {
 }
 
 int sql_check_peer(int sock, pid_t server, const char *endpoint, char *why, size_t why_size) {
+        assert(endpoint);
+        assert(why);
         struct ucred cred;
         socklen_t len = sizeof(cred);
 
@@ -376,6 +381,8 @@ static int probe_peer(const char *fd_path, pid_t server, const char *endpoint, c
 }
 
 int sql_open_option_file(const char *path, char *why, size_t why_size) {
+        assert(path);
+        assert(why);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         _cleanup_free_ char *text = NULL;
         char trusted[256];
@@ -438,6 +445,8 @@ int sql_open_option_file(const char *path, char *why, size_t why_size) {
 }
 
 int sql_check_option_file(const char *path, char *why, size_t why_size) {
+        assert(path);
+        assert(why);
         int fd = sql_open_option_file(path, why, why_size);
         if (fd < 0)
                 return fd;
@@ -482,6 +491,9 @@ static unsigned seconds(usec_t t) {
 
 
 int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size) {
+        assert(p);
+        assert(ret);
+        assert(why);
         _cleanup_close_ int sock_fd = -1, opt_fd = -1;
         char sock[PATH_MAX], fd_path[64] = "", opt_path[64] = "";
         const char *host = NULL;
@@ -571,12 +583,16 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
 }
 
 void sql_close(SqlConn *c) {
+        assert(c);
         if (c->mysql)
                 mysql_close(c->mysql);
         c->mysql = NULL;
 }
 
 int sql_run(SqlConn *c, const char *statement, sql_row_fn row, void *userdata, char *why, size_t why_size) {
+        assert(c);
+        assert(statement);
+        assert(why);
         MYSQL *m = c->mysql;
         int r = 0;
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +27,9 @@ static const char *type_interface(const char *unit) {
 }
 
 int unit_get_info(sd_bus *bus, const char *unit, UnitInfo *ret, char *why, size_t why_size) {
+        assert(unit);
+        assert(ret);
+        assert(why);
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *path;

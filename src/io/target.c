@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -29,12 +30,15 @@ const char *target_kind_to_string(TargetKind k) {
 }
 
 void target_init(Target *t, const TargetSpec *spec) {
+        assert(t);
+        assert(spec);
         *t = (Target) { .spec = *spec, .cgroup_fd = -1 };
         if (t->spec.kind == TARGET_PROCESS && t->spec.value[0] == '\0')
                 snprintf(t->spec.value, sizeof(t->spec.value), "%s", TARGET_DEFAULT_PROCESSES);
 }
 
 void target_release(Target *t) {
+        assert(t);
         if (t->cgroup_fd >= 0)
                 close(t->cgroup_fd);
         t->cgroup_fd = -1;
@@ -57,6 +61,7 @@ static ssize_t proc_read(int proc_fd, pid_t pid, const char *name, char *buf, si
 }
 
 int proc_read_comm(int proc_fd, pid_t pid, char *buf, size_t size) {
+        assert(buf);
         ssize_t n = proc_read(proc_fd, pid, "comm", buf, size);
         if (n < 0)
                 return (int) n;
@@ -66,6 +71,7 @@ int proc_read_comm(int proc_fd, pid_t pid, char *buf, size_t size) {
 }
 
 int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret) {
+        assert(ret);
         char buf[1024];
         ssize_t n = proc_read(proc_fd, pid, "stat", buf, sizeof(buf));
         return n < 0 ? (int) n : parse_proc_stat(buf, (size_t) n, ret);
@@ -80,12 +86,14 @@ int proc_check_starttime(int proc_fd, pid_t pid, uint64_t starttime) {
 }
 
 int proc_read_status(int proc_fd, pid_t pid, ProcStatus *ret) {
+        assert(ret);
         char buf[4096];
         ssize_t n = proc_read(proc_fd, pid, "status", buf, sizeof(buf));
         return n < 0 ? (int) n : parse_proc_status(buf, (size_t) n, ret);
 }
 
 int proc_read_cgroup(int proc_fd, pid_t pid, ProcCgroup *ret) {
+        assert(ret);
         char buf[4096];
         ssize_t n = proc_read(proc_fd, pid, "cgroup", buf, sizeof(buf));
         return n < 0 ? (int) n : parse_proc_cgroup(buf, (size_t) n, ret);
@@ -158,7 +166,11 @@ static bool candidate_ok(int proc_fd, pid_t pid, const char *names, bool all_use
 }
 
 int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, size_t why_size) {
+        assert(names);
+        assert(ret);
+        assert(why);
         _cleanup_close_ int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = fd < 0 ? negative_errno() : 0; /* before the calls below change errno */
         pid_t found[16], ignored = 0;
         unsigned n = 0, n_ignored = 0;
         char ignored_why[160] = "";
@@ -167,9 +179,11 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
         DIR *d;
         struct dirent *de;
 
-        if (fd < 0 || !(d = fdopendir(fd))) {
-                snprintf(why, why_size, "cannot list processes: %m");
-                return negative_errno();
+        if (r < 0 || !(d = fdopendir(fd))) {
+                if (r >= 0)
+                        r = negative_errno();
+                snprintf(why, why_size, "cannot list processes: %s", strerror(-r));
+                return r;
         }
         fd = -1; /* owned by d now */
         while ((de = readdir(d))) {
@@ -464,6 +478,9 @@ static void describe(Target *t) {
 }
 
 int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why_size) {
+        assert(t);
+        assert(r);
+        assert(why);
         int ret = 0;
 
         target_release(t);

@@ -22,42 +22,97 @@ static void capture(void (*call)(int *ret), int *ret, char *out, size_t size) {
         out[n > 0 ? n : 0] = '\0';
 }
 
-static void debug_with_error(int *ret) {
+/* What each _errno level prints before the message on stderr. */
+static const struct {
+        int level;
+        const char *prefix;
+} levels[] = {
+        { LOG_ERR, "error: " }, { LOG_WARNING, "warning: " }, { LOG_NOTICE, "" }, { LOG_INFO, "" }, { LOG_DEBUG, "" },
+};
+static unsigned level_i;
+
+/* Each level's own macro, with an error other than errno's, and errno checked left as it was. */
+static void errno_at_level(int *ret) {
         errno = EPERM;
-        *ret = log_debug_errno(-ENOENT, "pidfd_open: %m");
+        switch (levels[level_i].level) {
+        case LOG_ERR:
+                *ret = log_error_errno(-ENOENT, "pidfd_open: %m");
+                break;
+        case LOG_WARNING:
+                *ret = log_warning_errno(-ENOENT, "pidfd_open: %m");
+                break;
+        case LOG_NOTICE:
+                *ret = log_notice_errno(-ENOENT, "pidfd_open: %m");
+                break;
+        case LOG_INFO:
+                *ret = log_info_errno(-ENOENT, "pidfd_open: %m");
+                break;
+        default:
+                *ret = log_debug_errno(-ENOENT, "pidfd_open: %m");
+                break;
+        }
+        if (errno != EPERM)
+                *ret = 99;
+}
+
+/* A positive errno given comes back negative all the same. */
+static void positive_errno(int *ret) {
+        *ret = log_warning_errno(EACCES, "open: %m");
 }
 
 static void notice_without_error(int *ret) {
         errno = EACCES;
-        *ret = log_notice("cannot look: %m");
+        log_notice("cannot look: %m");
         /* The caller's errno is left as it was. */
-        if (errno != EACCES)
-                *ret = 99;
+        *ret = errno;
 }
 
 static void test_errno_kept_at_every_level(void **state) {
-        char out[512];
+        char out[512], expected[128];
         int r;
 
         log_setup(LOG_TARGET_STDERR);
-        log_set_max_level(LOG_DEBUG);
-        /* A debug message with an error returns it and prints it. */
-        capture(debug_with_error, &r, out, sizeof(out));
-        assert_int_equal(r, -ENOENT);
-        assert_string_equal(out, "memgov: pidfd_open: No such file or directory\n");
+        for (level_i = 0; level_i < ELEMENTSOF(levels); level_i++) {
+                /* Shown: the error comes back negative, %m is its text, not errno's. */
+                log_set_max_level(LOG_DEBUG);
+                capture(errno_at_level, &r, out, sizeof(out));
+                assert_int_equal(r, -ENOENT);
+                snprintf(expected, sizeof(expected), "memgov: %spidfd_open: No such file or directory\n",
+                         levels[level_i].prefix);
+                assert_string_equal(out, expected);
+                /* Below the max level nothing is printed, and the error still comes back. */
+                log_set_max_level(levels[level_i].level - 1);
+                capture(errno_at_level, &r, out, sizeof(out));
+                assert_int_equal(r, -ENOENT);
+                assert_string_equal(out, "");
+        }
+
+        log_set_max_level(LOG_INFO);
+        capture(positive_errno, &r, out, sizeof(out));
+        assert_int_equal(r, -EACCES);
+        assert_string_equal(out, "memgov: warning: open: Permission denied\n");
+
         /* Without an error, %m is the caller's errno, never "Success". */
         capture(notice_without_error, &r, out, sizeof(out));
-        assert_int_equal(r, 0);
+        assert_int_equal(r, EACCES);
         assert_string_equal(out, "memgov: cannot look: Permission denied\n");
-        /* Below the max level nothing is printed, and the error still comes back. */
-        log_set_max_level(LOG_INFO);
-        capture(debug_with_error, &r, out, sizeof(out));
-        assert_int_equal(r, -ENOENT);
-        assert_string_equal(out, "");
+}
+
+/* The plain variants have no value: `return log_debug(...)` in a function returning an error does
+ * not compile, the _errno ones are the way to return one. */
+static void test_plain_variants_return_nothing(void **state) {
+        _Static_assert(__builtin_types_compatible_p(__typeof__(log_error("x")), void), "log_error returns a value");
+        _Static_assert(__builtin_types_compatible_p(__typeof__(log_warning("x")), void), "log_warning returns a value");
+        _Static_assert(__builtin_types_compatible_p(__typeof__(log_notice("x")), void), "log_notice returns a value");
+        _Static_assert(__builtin_types_compatible_p(__typeof__(log_info("x")), void), "log_info returns a value");
+        _Static_assert(__builtin_types_compatible_p(__typeof__(log_debug("x")), void), "log_debug returns a value");
+        _Static_assert(__builtin_types_compatible_p(__typeof__(log_debug_errno(-EIO, "x")), int),
+                       "log_debug_errno returns no int");
 }
 
 static void forged_line(int *ret) {
-        *ret = log_notice("reset: #7 app@%s ended", "x\nmemgov: error: forged\r");
+        *ret = 0;
+        log_notice("reset: #7 app@%s ended", "x\nmemgov: error: forged\r");
 }
 
 static void test_one_line_per_message(void **state) {
@@ -74,6 +129,7 @@ static void test_one_line_per_message(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_errno_kept_at_every_level),
+                cmocka_unit_test(test_plain_variants_return_nothing),
                 cmocka_unit_test(test_one_line_per_message),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
