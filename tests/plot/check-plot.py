@@ -44,16 +44,26 @@ def run(memgov, args, cwd):
 # ---- colours --------------------------------------------------------------------------------
 
 SERIES = ["WORKING_SET", "MEMORY_CURRENT", "MEMORY_HIGH", "MEMORY_MAX", "BUDGET", "ETA"]
-EVENTS = ["EVENT_TRIM", "EVENT_SET_HIGH", "EVENT_SET_MAX", "EVENT_RESET", "EVENT_RESTART", "EVENT_OOM_KILL"]
+# The actions' markers take their colours from the registry of actions (src/core/action.c), the
+# OOM kill's and the series' from plot.h.
+ACTIONS = {"TRIM": "EVENT_TRIM", "SET_HIGH": "EVENT_SET_HIGH", "SET_MAX": "EVENT_SET_MAX", "RESET": "EVENT_RESET",
+           "RESTART": "EVENT_RESTART", "POOL": "EVENT_POOL"}
+EVENTS = list(ACTIONS.values()) + ["EVENT_OOM_KILL"]
 
 
-def read_colours(plot_h):
+def read_colours(plot_h, action_c):
     with open(plot_h) as f:
         text = f.read()
     colours = {m.group(1): int(m.group(2), 16)
                for m in re.finditer(r"#define\s+PLOT_RGB_(\w+)\s+0x([0-9a-fA-F]{6})\b", text)}
+    with open(action_c) as f:
+        text = f.read()
+    for m in re.finditer(r"\[ACTION_(\w+)\] = \{(.*?)\n        \},", text, re.S):
+        c = re.search(r"\.chart_rgb = 0x([0-9a-fA-F]{6})\b", m.group(2))
+        if m.group(1) in ACTIONS and c:
+            colours[ACTIONS[m.group(1)]] = int(c.group(1), 16)
     for name in SERIES + EVENTS:
-        if not check(name in colours, f"plot.h defines PLOT_RGB_{name}"):
+        if not check(name in colours, f"plot.h or the registry of actions defines the colour of {name}"):
             sys.exit(1)
     check(len(set(colours[n] for n in SERIES + EVENTS)) == len(SERIES + EVENTS), "the colours are all different")
     return colours
@@ -205,6 +215,7 @@ JSON_KIND_TO_EVENT = {
     "memory.max": "EVENT_SET_MAX",
     "reset": "EVENT_RESET",
     "restart": "EVENT_RESTART",
+    "pool": "EVENT_POOL",
 }
 
 
@@ -300,8 +311,8 @@ def cases(replay_dir):
 
 
 def main():
-    memgov, replay_dir, plot_h = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3]
-    colours = read_colours(plot_h)
+    memgov, replay_dir, plot_h, action_c = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
+    colours = read_colours(plot_h, action_c)
     all_cases = cases(replay_dir)
     check(len(all_cases) >= 4, f"at least 4 replay cases to draw (found {len(all_cases)})")
 
