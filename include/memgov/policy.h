@@ -8,8 +8,8 @@ typedef enum Level {
         LEVEL_NORMAL,
         LEVEL_TRIM,
         LEVEL_THROTTLE,
-        LEVEL_POOL, /* shrink InnoDB's buffer pool; entered when the rungs below do not help */
         LEVEL_RESET,
+        LEVEL_POOL, /* shrink InnoDB's buffer pool; entered when reset does not help (bench/pool-vs-reset) */
         LEVEL_RESTART,
         _LEVEL_MAX,
 } Level;
@@ -104,7 +104,7 @@ typedef struct Policy {
         usec_t psi_stall;
         usec_t psi_window;
 
-        /* [trim] [throttle] [pool] [reset] [restart]: indexed by Level */
+        /* [trim] [throttle] [reset] [pool] [restart]: indexed by Level */
         StepPolicy step[_LEVEL_MAX];
 
         /* [trim] */

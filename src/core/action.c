@@ -127,7 +127,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .message_id = "3463c69795ad41739599c8b28c573430",
                 .level = LEVEL_RESET, .paced = true, .measured = true, .freed_column = "reset_freed", .reclaims = true,
                 .backoff = reset_backoff, .timeout = reset_timeout, .capabilities = reset_caps,
-                .chart_rgb = 0xc5b0d5, .chart_text_rgb = 0x5e3c99, .chart_rank = 4, .chart_label = "reset", .chart_legend = "reset",
+                .chart_rgb = 0xc5b0d5, .chart_text_rgb = 0x5e3c99, .chart_rank = 3, .chart_label = "reset", .chart_legend = "reset",
         },
         [ACTION_RESTART] = {
                 .name = "restart", .verb = "restart", .summary = "graceful restart(s)",
@@ -141,7 +141,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .message_id = "5b8c2e1f6a9d4f0b8e3a7c1d2f4b6e90",
                 .level = LEVEL_POOL, .paced = true, .measured = true, .freed_column = "pool_freed", .reclaims = true,
                 .backoff = pool_backoff, .timeout = pool_timeout, .capabilities = pool_caps,
-                .chart_rgb = 0xdbdb8d, .chart_text_rgb = 0x827717, .chart_rank = 3, .chart_label = "pool",
+                .chart_rgb = 0xdbdb8d, .chart_text_rgb = 0x827717, .chart_rank = 4, .chart_label = "pool",
                 .chart_legend = "buffer pool resized",
         },
 };

@@ -330,14 +330,16 @@ static bool step_exhausted(const Tick *k, Level l) {
         }
 }
 
-/* The buffer pool without a threshold of its own is for when throttle is called for (its at or
- * eta, with the hysteresis once there) and is not helping, or not available (no PSI): a trim that
- * does not help far below throttle's thresholds does not cost the server its cache. */
+/* The buffer pool without a threshold of its own is for when reset is called for (its at or
+ * eta, with the hysteresis once there) and is not helping (no session holds enough to end, or
+ * ending them gave back too little), or is not enabled: a smaller pool costs every client its
+ * cache, which per byte given back costs more throughput than ending the sessions that hold the
+ * most (bench/pool-vs-reset). */
 static bool pool_called_for(const Tick *k) {
         const StepPolicy *s = &k->p->step[LEVEL_POOL];
         if (s->at > 0 || s->eta > 0)
                 return true;
-        return k->e->level >= LEVEL_POOL ? step_stays(k, LEVEL_THROTTLE) : step_enters(k, LEVEL_THROTTLE);
+        return k->e->level >= LEVEL_POOL ? step_stays(k, LEVEL_RESET) : step_enters(k, LEVEL_RESET);
 }
 
 static DecisionCode why_step(const Tick *k, Level l, Level from, char *buf, size_t n) {
@@ -842,6 +844,23 @@ static void act(Tick *k) {
                 return;
         }
 
+        if (e->level >= LEVEL_POOL && step_available(k, LEVEL_POOL) && !e->act[ACTION_POOL].spent &&
+            !pool_at_floor(p, e) && cooldown_over(k, ACTION_POOL, LEVEL_POOL)) {
+                char s1[FORMAT_PERCENT_MAX], s2[FORMAT_PERCENT_MAX];
+                Decision *d = emit_action(k, ACTION_POOL,
+                                          "%s: shrink the buffer pool by %s of its configured size, not below %s of it",
+                                          k->ctx, format_bp(s1, p->pool_step), format_bp(s2, p->pool_floor));
+                if (d) {
+                        d->pool_step = p->pool_step;
+                        d->pool_floor = p->pool_floor;
+                        d->pool_grow_max = SIZE_UNLIMITED;
+                }
+                e->pool_steps++;
+                e->pool_growing = false;
+                note_action(k, ACTION_POOL, true);
+                return;
+        }
+
         if (e->level >= LEVEL_RESET && step_available(k, LEVEL_RESET) && !e->act[ACTION_RESET].spent &&
             cooldown_over(k, ACTION_RESET, LEVEL_RESET) && recheck(k, LEVEL_RESET)) {
                 bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY && k->emergency;
@@ -858,23 +877,6 @@ static void act(Tick *k) {
                         d->reset_in_trx = in_trx;
                 }
                 note_action(k, ACTION_RESET, true);
-                return;
-        }
-
-        if (e->level >= LEVEL_POOL && step_available(k, LEVEL_POOL) && !e->act[ACTION_POOL].spent &&
-            !pool_at_floor(p, e) && cooldown_over(k, ACTION_POOL, LEVEL_POOL)) {
-                char s1[FORMAT_PERCENT_MAX], s2[FORMAT_PERCENT_MAX];
-                Decision *d = emit_action(k, ACTION_POOL,
-                                          "%s: shrink the buffer pool by %s of its configured size, not below %s of it",
-                                          k->ctx, format_bp(s1, p->pool_step), format_bp(s2, p->pool_floor));
-                if (d) {
-                        d->pool_step = p->pool_step;
-                        d->pool_floor = p->pool_floor;
-                        d->pool_grow_max = SIZE_UNLIMITED;
-                }
-                e->pool_steps++;
-                e->pool_growing = false;
-                note_action(k, ACTION_POOL, true);
                 return;
         }
 
@@ -1047,7 +1049,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         while (target > LEVEL_NORMAL && step_exhausted(&k, target) && (k.rising || e->level > target)) {
                 Level up = next_above(&k, target);
                 /* Destructive rungs are entered on their own thresholds only. */
-                if (up == target || up >= LEVEL_RESET)
+                if (up == target || up == LEVEL_RESET || up == LEVEL_RESTART)
                         break;
                 if (up == LEVEL_POOL && !pool_called_for(&k))
                         break;

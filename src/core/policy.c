@@ -16,8 +16,8 @@ static const char *const level_names[_LEVEL_MAX] = {
         [LEVEL_NORMAL] = "normal",
         [LEVEL_TRIM] = "trim",
         [LEVEL_THROTTLE] = "throttle",
-        [LEVEL_POOL] = "pool",
         [LEVEL_RESET] = "reset",
+        [LEVEL_POOL] = "pool",
         [LEVEL_RESTART] = "restart",
 };
 
@@ -157,25 +157,6 @@ static const PolicyKey keys[] = {
         K("throttle", "full-guard", KT_PERCENT, offsetof(Policy, full_guard), 1, PCT(100),
           "a PSI share from 0.01% to 100%, like 20%"),
 
-        K("pool", "enabled", KT_BOOL, STEP(LEVEL_POOL, enabled), 0, 0, "yes or no"),
-        K("pool", "at", KT_PERCENT_OFF, STEP(LEVEL_POOL, at), PCT(1), PCT(100),
-          "a share of the budget from 1% to 100% like 90%, or off"),
-        K("pool", "eta", KT_TIMESPAN_OFF, STEP(LEVEL_POOL, eta), USEC_PER_SEC, 30 * USEC_PER_DAY,
-          "a duration from 1s to 30d like 30m, or off"),
-        K("pool", "cooldown", KT_TIMESPAN, STEP(LEVEL_POOL, cooldown), USEC_PER_SEC, USEC_PER_DAY,
-          "a duration from 1s to 1d, like 1m"),
-        K("pool", "min-gain", KT_SIZE, STEP(LEVEL_POOL, min_gain), 0, UINT64_MAX / 2, "a size like 32M"),
-        K("pool", "backoff", KT_TIMESPAN, STEP(LEVEL_POOL, backoff), 0, 7 * USEC_PER_DAY,
-          "a duration up to 7d, like 30m"),
-        K("pool", "step", KT_PERCENT, offsetof(Policy, pool_step), PCT(1), PCT(50),
-          "a share of the configured buffer pool from 1% to 50%, like 10%"),
-        K("pool", "floor", KT_PERCENT, offsetof(Policy, pool_floor), PCT(5), PCT(100),
-          "a share of the configured buffer pool from 5% to 100%, like 50%"),
-        K("pool", "resize-timeout", KT_TIMESPAN, offsetof(Policy, pool_resize_timeout), USEC_PER_SEC,
-          USEC_PER_HOUR, "a duration from 1s to 1h, like 1m"),
-        K("pool", "grow-after", KT_TIMESPAN, offsetof(Policy, pool_grow_after), USEC_PER_SEC, USEC_PER_DAY,
-          "a duration from 1s to 1d, like 10m"),
-
         K("reset", "enabled", KT_BOOL, STEP(LEVEL_RESET, enabled), 0, 0, "yes or no"),
         K("reset", "at", KT_PERCENT_OFF, STEP(LEVEL_RESET, at), PCT(1), PCT(100),
           "a share of the budget from 1% to 100% like 92%, or off"),
@@ -205,6 +186,25 @@ static const PolicyKey keys[] = {
         K("reset", "signal", KT_SIGNAL, offsetof(Policy, reset_signal), 0, 0, "a signal name like HUP or USR1"),
         K("reset", "hook-timeout", KT_TIMESPAN, offsetof(Policy, hook_timeout), USEC_PER_SEC, USEC_PER_HOUR,
           "a duration from 1s to 1h, like 30s"),
+
+        K("pool", "enabled", KT_BOOL, STEP(LEVEL_POOL, enabled), 0, 0, "yes or no"),
+        K("pool", "at", KT_PERCENT_OFF, STEP(LEVEL_POOL, at), PCT(1), PCT(100),
+          "a share of the budget from 1% to 100% like 90%, or off"),
+        K("pool", "eta", KT_TIMESPAN_OFF, STEP(LEVEL_POOL, eta), USEC_PER_SEC, 30 * USEC_PER_DAY,
+          "a duration from 1s to 30d like 30m, or off"),
+        K("pool", "cooldown", KT_TIMESPAN, STEP(LEVEL_POOL, cooldown), USEC_PER_SEC, USEC_PER_DAY,
+          "a duration from 1s to 1d, like 1m"),
+        K("pool", "min-gain", KT_SIZE, STEP(LEVEL_POOL, min_gain), 0, UINT64_MAX / 2, "a size like 32M"),
+        K("pool", "backoff", KT_TIMESPAN, STEP(LEVEL_POOL, backoff), 0, 7 * USEC_PER_DAY,
+          "a duration up to 7d, like 30m"),
+        K("pool", "step", KT_PERCENT, offsetof(Policy, pool_step), PCT(1), PCT(50),
+          "a share of the configured buffer pool from 1% to 50%, like 10%"),
+        K("pool", "floor", KT_PERCENT, offsetof(Policy, pool_floor), PCT(5), PCT(100),
+          "a share of the configured buffer pool from 5% to 100%, like 50%"),
+        K("pool", "resize-timeout", KT_TIMESPAN, offsetof(Policy, pool_resize_timeout), USEC_PER_SEC,
+          USEC_PER_HOUR, "a duration from 1s to 1h, like 1m"),
+        K("pool", "grow-after", KT_TIMESPAN, offsetof(Policy, pool_grow_after), USEC_PER_SEC, USEC_PER_DAY,
+          "a duration from 1s to 1d, like 10m"),
 
         K("sql", "socket", KT_PATH, offsetof(Policy, sql_socket), 0, sizeof(((Policy *) 0)->sql_socket),
           "auto (the server's own socket), or the absolute path of a unix socket"),
@@ -257,7 +257,7 @@ static const PolicyKey keys[] = {
 #define N_KEYS ELEMENTSOF(keys)
 
 static const char *const sections[] = {
-        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "pool", "reset", "sql", "restart", "metrics",
+        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "reset", "pool", "sql", "restart", "metrics",
 };
 
 const char *const *policy_key_names(void) {
@@ -902,8 +902,8 @@ static void validate(Validator *v) {
 
         for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++) {
                 const StepPolicy *s = &p->step[l];
-                /* The buffer-pool rung may have no threshold of its own: it is entered when the
-                 * rungs below it do not help and the working set still rises. */
+                /* The buffer-pool rung may have no threshold of its own: it is entered when reset
+                 * does not help and the working set still rises. */
                 if (!s->enabled || l == LEVEL_POOL)
                         continue;
                 if (s->at == 0 && s->eta == 0) {
@@ -936,14 +936,14 @@ static void validate(Validator *v) {
                         bool hi = set_here(v, kb) || !set_here(v, ka);
                         if (which == 0 && s->at < t->at)
                                 conflict(v, ka, kb, "%s: %s is %s %s = %s (expected the thresholds to "
-                                         "rise with the ladder: trim <= throttle <= pool <= reset <= restart)",
+                                         "rise with the ladder: trim <= throttle <= reset <= pool <= restart)",
                                          hi ? kb : ka, format_bp(b1, hi ? s->at : t->at),
                                          hi ? "below" : "above", hi ? ka : kb,
                                          format_bp(b2, hi ? t->at : s->at));
                         if (which == 1 && s->eta > t->eta)
                                 conflict(v, ka, kb, "%s: %s is %s than %s = %s (expected the ETA "
                                          "thresholds to shrink up the ladder: trim >= throttle >= "
-                                         "pool >= reset >= restart)",
+                                         "reset >= pool >= restart)",
                                          hi ? kb : ka, format_timespan(t1, hi ? s->eta : t->eta),
                                          hi ? "longer" : "shorter", hi ? ka : kb,
                                          format_timespan(t2, hi ? t->eta : s->eta));

@@ -127,7 +127,7 @@ static void check_policy(const Policy *p) {
                 fuzz_assert(s->at <= BP_ONE);
                 if (!s->enabled)
                         continue;
-                /* The buffer-pool rung may have no threshold: it is entered when throttle does not help. */
+                /* The buffer-pool rung may have no threshold: it is entered when reset does not help. */
                 fuzz_assert(s->at > 0 || s->eta > 0 || l == LEVEL_POOL);
                 /* Thresholds rise and ETAs shrink up the ladder. */
                 if (s->at > 0) {

@@ -344,16 +344,13 @@ static void test_one_rung_per_tick_and_settle(void **state) {
                         seen[n] = sim->log[i].level;
                         when[n++] = sim->at[i];
                 }
-        expect(n == 4);
+        expect(n == 3);
         expect(seen[0] == LEVEL_TRIM && when[0] == t0);
         expect(seen[1] == LEVEL_THROTTLE && when[1] >= t0 + 15 * SEC);
-        /* The buffer pool, cheaper than ending sessions, on the way to reset: a tick after
-         * throttle (memory.high is no ladder action to settle), and reset only once the pool's
-         * step had its settle time. */
-        expect(seen[2] == LEVEL_POOL && when[2] > when[1]);
-        expect(seen[3] == LEVEL_RESET && when[3] >= when[2] + 15 * SEC);
-        expect(find(sim, T_POOL, mark));
+        expect(seen[2] == LEVEL_RESET);
         expect(find(sim, T_RESET, mark));
+        /* Flat: nothing rises, so a reset that frees nothing does not bring the buffer pool. */
+        expect(!find(sim, T_POOL, mark));
         /* memory.high came down toward working set + 2 %, from the calm value, 1 % per 5s. */
         const Decision *h = find_text(sim, T_SET_HIGH, "throttle", mark);
         expect(h && h->value < h->old_value);
@@ -381,6 +378,22 @@ static void test_ineffective_trim_escalates_to_throttle(void **state) {
         free(sim);
 }
 
+/* 93 % and rising 100K/s (about 350M/h: the OOM hours away), one sample a second: trim, throttle
+ * and reset come; the reset finds no session to end (its actuator fails, as when none holds
+ * reset.min-memory), and the buffer pool is next. Stops at the first pool decision. */
+static void to_pool(Sim *sim) {
+        bool reset_failed = false;
+        for (usec_t t = 0; t < 600 * SEC && !find(sim, T_POOL, 0); t += SEC) {
+                set_ws(sim, 9 * GB + 300 * MB + t / SEC * (MB / 10));
+                sim_tick(sim, SEC);
+                if (!reset_failed && sim->out.n_decisions > 0 &&
+                    decision_class(&sim->out.decisions[sim->out.n_decisions - 1]) == T_RESET) {
+                        action_feedback_fail(&sim->fb, ACTION_RESET);
+                        reset_failed = true;
+                }
+        }
+}
+
 /* The actuator's answer to the latest pool decision, as the next sample brings it back. */
 static void pool_result(Sim *sim, int error, uint64_t freed) {
         const Decision *d = NULL;
@@ -392,21 +405,11 @@ static void pool_result(Sim *sim, int error, uint64_t freed) {
         action_feedback_add(&sim->fb, d, &r);
 }
 
-/* From base, rising 100K/s (about 350M/h: the OOM hours away) one sample a second, for duration
- * or until the first pool decision. */
-static void rise(Sim *sim, uint64_t base, usec_t duration) {
-        for (usec_t t = 0; t < duration && !find(sim, T_POOL, 0); t += SEC) {
-                set_ws(sim, base + t / SEC * (MB / 10));
-                sim_tick(sim, SEC);
-        }
-}
-
-static void test_pool_when_throttle_not_helping(void **state) {
+static void test_pool_when_reset_not_helping(void **state) {
         Sim *sim = sim_new(false);
-        /* 89 %: throttle is called for; the server stalls on memory.high (PSI full 35 %). */
-        sim->s.psi.full.avg10 = 3500;
-        rise(sim, 8 * GB + 900 * MB, 300 * SEC);
-        const Decision *l = find_level(sim, LEVEL_THROTTLE, LEVEL_POOL, LEVEL_UP_NOT_HELPING, 0);
+        to_pool(sim);
+        expect(find(sim, T_RESET, 0));
+        const Decision *l = find_level(sim, LEVEL_RESET, LEVEL_POOL, LEVEL_UP_NOT_HELPING, 0);
         expect(l);
         const Decision *d = find(sim, T_POOL, 0);
         expect(d && !d->pool_grow && d->pool_step == 1000 && d->pool_floor == 5000 &&
@@ -415,51 +418,45 @@ static void test_pool_when_throttle_not_helping(void **state) {
         /* It gave back 300M: judged like trim and reset, on what the actuator measured. */
         unsigned mark = sim->n;
         pool_result(sim, 0, 300 * MB);
-        set_ws(sim, 8 * GB + 600 * MB);
+        set_ws(sim, 9 * GB);
         sim_run(sim, 20 * SEC, SEC);
         const Decision *e = find(sim, T_EFFECT, mark);
         expect(e && e->action == ACTION_POOL && e->code == EFFECT_FREED && e->value == 300 * MB);
-        /* Cheaper than ending sessions: no reset below reset.at. */
-        expect(!find(sim, T_RESET, 0));
         check_invariants(sim);
         free(sim);
 }
 
-static void test_pool_not_far_below_throttle(void **state) {
-        Sim *sim = sim_new(true);
-        /* No PSI full line: throttle is not available. At 80 % and rising with a trim that
-         * frees nothing, the pool is not shrunk: that is throttle's ground, 88 %. */
-        sim->s.psi.has_full = false;
-        for (unsigned i = 0; i < 400; i++) {
-                set_ws(sim, 8 * GB + (uint64_t) i * (MB / 36));
+static void test_pool_not_below_reset(void **state) {
+        Sim *sim = sim_new(false);
+        /* 89 % and rising, the server stalling on memory.high (PSI full 35 %): throttle is not
+         * helping, but the buffer pool waits for reset's ground (92 %) and a reset that did not
+         * help: per byte it costs the clients more than ending the sessions that hold the most. */
+        sim->s.psi.full.avg10 = 3500;
+        for (usec_t t = 0; t < 300 * SEC; t += SEC) {
+                set_ws(sim, 8 * GB + 900 * MB + t / SEC * (MB / 10));
                 sim_tick(sim, SEC);
         }
-        expect(find(sim, T_TRIM, 0));
+        expect(sim->e.level == LEVEL_THROTTLE);
         expect(!find(sim, T_POOL, 0));
-        expect(sim->e.level == LEVEL_TRIM);
-        /* At 89 % it is: trim is not helping and throttle is not there to try. */
-        rise(sim, 8 * GB + 900 * MB, 300 * SEC);
-        expect(find_level(sim, LEVEL_TRIM, LEVEL_POOL, LEVEL_UP_NOT_HELPING, 0));
-        expect(find(sim, T_POOL, 0));
         check_invariants(sim);
         free(sim);
 }
 
 static void test_pool_at_floor(void **state) {
         Sim *sim = sim_new(false);
-        sim->s.psi.full.avg10 = 3500;
-        rise(sim, 8 * GB + 900 * MB, 300 * SEC);
+        to_pool(sim);
         expect(find(sim, T_POOL, 0));
         /* The actuator is at the floor: the step failed, nothing was taken, the rung is spent. */
         pool_result(sim, -ERANGE, 0);
         sim_tick(sim, SEC);
         const Decision *e = find_code(sim, T_EFFECT, EFFECT_FAILED, 0);
+        while (e && e->action != ACTION_POOL)
+                e = find_code(sim, T_EFFECT, EFFECT_FAILED, (unsigned) (e - sim->log) + 1);
         expect(e && e->action == ACTION_POOL);
         expect(sim->e.pool_steps == 0 && sim->e.act[ACTION_POOL].spent);
         expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_POOL) == sim->at[e - sim->log] + 30 * USEC_PER_MINUTE);
         /* Calm again: nothing to grow back. */
         unsigned mark = sim->n;
-        sim->s.psi.full.avg10 = 0;
         set_ws(sim, 6 * GB);
         sim_run(sim, 30 * USEC_PER_MINUTE, 5 * SEC);
         expect(count(sim, T_POOL, mark) == 0);
@@ -473,9 +470,8 @@ static void test_pool_steps_stop_at_floor(void **state) {
         sim->p.step[LEVEL_POOL].backoff = 0;
         sim->p.step[LEVEL_POOL].min_gain = 0;
         sim_policy_changed(sim);
-        sim->s.psi.full.avg10 = 3500;
         for (usec_t t = 0; t < 4 * USEC_PER_HOUR; t += 5 * SEC) {
-                set_ws(sim, 8 * GB + 900 * MB + t / (5 * SEC) * 4096);
+                set_ws(sim, 9 * GB + 300 * MB + t / (5 * SEC) * 4096);
                 sim_tick(sim, 5 * SEC);
         }
         expect(count(sim, T_POOL, 0) == 5);
@@ -488,8 +484,7 @@ static void test_pool_grows_back_with_hysteresis(void **state) {
         /* No trim: a trim that does not help would hold the ladder at throttle for its backoff. */
         sim->p.step[LEVEL_TRIM].enabled = false;
         sim_policy_changed(sim);
-        sim->s.psi.full.avg10 = 3500;
-        rise(sim, 8 * GB + 900 * MB, 300 * SEC);
+        to_pool(sim);
         expect(sim->e.pool_steps == 1);
         pool_result(sim, 0, 300 * MB);
         sim_tick(sim, SEC);
@@ -497,7 +492,6 @@ static void test_pool_grows_back_with_hysteresis(void **state) {
         /* 82 %: calm below throttle, but the 300M back would bring it to 85 %, past
          * throttle.at 88 % less the hysteresis 5 %: the pool stays small. */
         unsigned mark = sim->n;
-        sim->s.psi.full.avg10 = 0;
         set_ws(sim, 8 * GB + 200 * MB);
         sim_run(sim, 30 * USEC_PER_MINUTE, 5 * SEC);
         expect(sim->e.level < LEVEL_THROTTLE);
@@ -842,9 +836,8 @@ static void test_no_cgroup(void **state) {
         expect(sim->out.budget == 15 * GB);
         expect(count(sim, T_SET_HIGH, 0) == 0);
         expect(find_code(sim, T_HOLD, HOLD_THROTTLE_NO_CGROUP, 0));
-        /* Throttle is skipped: trim, the buffer pool, then reset on its own threshold. */
-        expect(find_level(sim, LEVEL_TRIM, LEVEL_POOL, _DECISION_CODE_MAX, 0));
-        expect(find_level(sim, LEVEL_POOL, LEVEL_RESET, LEVEL_UP_AT, 0));
+        /* Throttle is skipped: trim, then reset on its own threshold. */
+        expect(find_level(sim, LEVEL_TRIM, LEVEL_RESET, LEVEL_UP_AT, 0));
         check_invariants(sim);
         free(sim);
 }
@@ -893,7 +886,7 @@ static void test_reload_disables_level(void **state) {
         sim->p.step[LEVEL_RESET].enabled = false;
         sim->p.step[LEVEL_RESTART].enabled = false;
         engine_set_policy(&sim->e, &old, &sim->p);
-        expect(sim->e.level == LEVEL_POOL);
+        expect(sim->e.level == LEVEL_THROTTLE);
         unsigned mark = sim->n;
         sim_run(sim, 120 * SEC, SEC);
         expect(count(sim, T_RESET, mark) == 0);
@@ -996,8 +989,8 @@ int main(void) {
                 cmocka_unit_test(test_eta_trigger),
                 cmocka_unit_test(test_one_rung_per_tick_and_settle),
                 cmocka_unit_test(test_ineffective_trim_escalates_to_throttle),
-                cmocka_unit_test(test_pool_when_throttle_not_helping),
-                cmocka_unit_test(test_pool_not_far_below_throttle),
+                cmocka_unit_test(test_pool_when_reset_not_helping),
+                cmocka_unit_test(test_pool_not_below_reset),
                 cmocka_unit_test(test_pool_at_floor),
                 cmocka_unit_test(test_pool_steps_stop_at_floor),
                 cmocka_unit_test(test_pool_grows_back_with_hysteresis),

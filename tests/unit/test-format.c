@@ -88,7 +88,7 @@ static void test_summary(void **state) {
         assert_string_equal(l.text[3], "  peak             working set 61G = 101% of the budget at 2026-08-11 00:10:12 (+1h)");
         assert_string_equal(l.text[4], "  first trim       2026-08-11 00:09:57 (+1h)");
         assert_string_equal(l.text[5], "  first throttle   never");
-        assert_string_equal(l.text[6], "  first pool       never");
+        assert_string_equal(l.text[7], "  first pool       never");
         assert_string_equal(l.text[9], "  OOM predicted    for 2026-08-11 02:09:57 (+3h), when the ladder first moved at 2026-08-11 00:09:57 (+1h)");
         assert_string_equal(l.text[10], "  budget reached   at 2026-08-11 00:10:12 (+1h)");
         assert_string_equal(l.text[11], "  would have done  1 trim(s), 0 memory.high change(s), 0 memory.max change(s), 0 connection reset(s), 0 graceful restart(s), 0 buffer-pool resize(s)");
