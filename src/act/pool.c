@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,16 @@ static const char facts_query[] =
 static const char status_query[] =
         "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_resize_status', "
         "'Innodb_buffer_pool_resize_status_code', 'Innodb_buffer_pool_resize_status_progress')";
+
+/* A refusal that says why in full: the detail, no errno text after it. */
+_printf_(3, 4) static int refuse(ActionResult *ret, int error, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
+        va_end(ap);
+        ret->explained = true;
+        return error;
+}
 
 static bool parse_u64(const char *s, uint64_t *ret) {
         char *end;
@@ -243,10 +254,8 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 return -ESRCH;
         }
         if (d->pool_step == 0 || d->pool_floor > BP_ONE) {
-                snprintf(ret->detail, sizeof(ret->detail), "pool: a %s step of %u bp with a floor of %u bp is no step",
+                return refuse(ret, -EINVAL, "pool: a %s step of %u bp with a floor of %u bp is no step",
                          verb, d->pool_step, d->pool_floor);
-                ret->explained = true;
-                return -EINVAL;
         }
 
         r = sql_connect(p, t->pid, &conn, why, sizeof(why));
@@ -260,12 +269,10 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 goto out;
         }
         if (!f.have_size || f.size == 0) {
-                snprintf(ret->detail, sizeof(ret->detail),
+                r = refuse(ret, -EOPNOTSUPP,
                          "pool: the server at %s has no InnoDB buffer pool "
                          "(no innodb_buffer_pool_size variable)",
                          conn.endpoint);
-                ret->explained = true;
-                r = -EOPNOTSUPP;
                 goto out;
         }
         r = sql_run(&conn, status_query, read_status, &st, why, sizeof(why));
@@ -281,21 +288,17 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         ret->baseline = configured;
 
         if (synchronous && f.large_pages) {
-                snprintf(ret->detail, sizeof(ret->detail),
+                r = refuse(ret, -EOPNOTSUPP,
                          "pool: the server at %s uses large_pages, with which it "
                          "cannot resize its buffer pool at run time",
                          conn.endpoint);
-                ret->explained = true;
-                r = -EOPNOTSUPP;
                 goto out;
         }
         if (resize_state(&st) == RESIZE_RUNNING) {
-                snprintf(ret->detail, sizeof(ret->detail),
+                r = refuse(ret, -EBUSY,
                          "pool: a resize of the buffer pool is already under way "
                          "(Innodb_buffer_pool_resize_status: %s): not another one now",
                          st.status);
-                ret->explained = true;
-                r = -EBUSY;
                 goto out;
         }
 
@@ -356,12 +359,10 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         if (!d->pool_grow) {
                 if (current <= floor ||
                     (target = MAX(round_down(current - MIN(step, current), unit), floor)) >= current) {
-                        snprintf(ret->detail, sizeof(ret->detail),
+                        r = refuse(ret, -ERANGE,
                                  "pool: innodb_buffer_pool_size is %s, at its %s: "
                                  "nothing left to shrink%s",
                                  format_bytes(e, current), floor_note, own_note);
-                        ret->explained = true;
-                        r = -ERANGE;
                         goto out;
                 }
         } else {
