@@ -453,12 +453,13 @@ static void check_overdue(Manager *m, usec_t now) {
 
         if (!action_worker_current(m->worker, &id, &d, &started) || id == m->overdue_job)
                 return;
-        if (now - started < action_timeout(&m->policy, d.action))
+        /* now was read before the sample: a job the worker began since then started after it. */
+        usec_t running = now > started ? now - started : 0;
+        if (running < action_timeout(&m->policy, d.action))
                 return;
         m->overdue_job = id;
         action_feedback_fail(&m->feedback, d.action);
-        log_warning("%s still running after %s: counted as failed", decision_name(&d),
-                    format_timespan(t, now - started));
+        log_warning("%s still running after %s: counted as failed", decision_name(&d), format_timespan(t, running));
 }
 
 static void update_status(Manager *m, const EngineOutput *out) {
