@@ -778,6 +778,19 @@ static bool recheck(const Tick *k, Level l) {
         return step_enters(k, l);
 }
 
+/* A step down of the buffer pool looks at this very sample once more, as the destructive steps
+ * do: the level lags (hysteresis, one rung per tick, a settle on the way down), and a server
+ * whose growth is over must not lose its cache to it. Still called for: its own thresholds, the
+ * restart's (the pool is the cheaper step on the way there), or reset's while the working set
+ * still rises. */
+static bool pool_recheck(const Tick *k) {
+        const StepPolicy *s = &k->p->step[LEVEL_POOL];
+        if (s->at > 0 || s->eta > 0)
+                return step_enters(k, LEVEL_POOL);
+        return (step_available(k, LEVEL_RESTART) && step_enters(k, LEVEL_RESTART)) ||
+               (k->rising && step_enters(k, LEVEL_RESET));
+}
+
 static bool cooldown_over(const Tick *k, ActionKind a, Level l) {
         const ActionState *st = &k->e->act[a];
         return st->last == 0 || k->now - st->last >= k->p->step[l].cooldown;
@@ -845,7 +858,7 @@ static void act(Tick *k) {
         }
 
         if (e->level >= LEVEL_POOL && step_available(k, LEVEL_POOL) && !e->act[ACTION_POOL].spent &&
-            !pool_at_floor(p, e) && cooldown_over(k, ACTION_POOL, LEVEL_POOL)) {
+            !pool_at_floor(p, e) && cooldown_over(k, ACTION_POOL, LEVEL_POOL) && pool_recheck(k)) {
                 char s1[FORMAT_PERCENT_MAX], s2[FORMAT_PERCENT_MAX];
                 Decision *d = emit_action(k, ACTION_POOL,
                                           "%s: shrink the buffer pool by %s of its configured size, not below %s of it",

@@ -426,6 +426,21 @@ static void test_pool_when_reset_not_helping(void **state) {
         free(sim);
 }
 
+static void test_pool_not_once_growth_is_over(void **state) {
+        Sim *sim = sim_new(false);
+        to_pool(sim);
+        pool_result(sim, 0, 300 * MB);
+        /* The growth is over at 93 %: the level stays up (hysteresis), the pool is not shrunk
+         * again: a server whose growth ended keeps its cache. */
+        unsigned mark = sim->n;
+        set_ws(sim, 9 * GB + 300 * MB);
+        sim_run(sim, 30 * USEC_PER_MINUTE, 5 * SEC);
+        expect(sim->e.level >= LEVEL_RESET);
+        expect(count(sim, T_POOL, mark) == 0);
+        check_invariants(sim);
+        free(sim);
+}
+
 static void test_pool_not_below_reset(void **state) {
         Sim *sim = sim_new(false);
         /* 89 % and rising, the server stalling on memory.high (PSI full 35 %): throttle is not
@@ -991,6 +1006,7 @@ int main(void) {
                 cmocka_unit_test(test_ineffective_trim_escalates_to_throttle),
                 cmocka_unit_test(test_pool_when_reset_not_helping),
                 cmocka_unit_test(test_pool_not_below_reset),
+                cmocka_unit_test(test_pool_not_once_growth_is_over),
                 cmocka_unit_test(test_pool_at_floor),
                 cmocka_unit_test(test_pool_steps_stop_at_floor),
                 cmocka_unit_test(test_pool_grows_back_with_hysteresis),
