@@ -128,7 +128,7 @@ void engine_restore_restarts(Engine *e, const usec_t *clock, unsigned n) {
         memcpy(e->restart_clock, clock + (n - e->n_restarts), e->n_restarts * sizeof(usec_t));
 }
 
-static Decision *emitv(Tick *k, DecisionKind kind, const char *fmt, va_list ap) {
+_printf_(3, 0) static Decision *emitv(Tick *k, DecisionKind kind, const char *fmt, va_list ap) {
         EngineOutput *out = k->out;
 
         if (out->n_decisions >= ENGINE_MAX_DECISIONS)
