@@ -342,7 +342,8 @@ static bool pool_called_for(const Tick *k) {
         return k->e->level >= LEVEL_POOL ? step_stays(k, LEVEL_RESET) : step_enters(k, LEVEL_RESET);
 }
 
-static DecisionCode why_step(const Tick *k, Level l, Level from, char *buf, size_t n) {
+/* Why the ladder moves from `from` up to `l`, when the signals call for `sig`. */
+static DecisionCode why_step(const Tick *k, Level l, Level from, Level sig, char *buf, size_t n) {
         char a[FORMAT_PERCENT_MAX], t[FORMAT_TIMESPAN_MAX];
         const StepPolicy *s = &k->p->step[l];
         const char *name = level_to_string(l);
@@ -354,6 +355,13 @@ static DecisionCode why_step(const Tick *k, Level l, Level from, char *buf, size
         if (s->eta > 0 && k->eta <= s->eta) {
                 snprintf(buf, n, "OOM ETA under %s.eta %s", name, format_timespan(t, s->eta));
                 return LEVEL_UP_ETA;
+        }
+        /* A rung above called for on its own thresholds: this one is passed on the way there. */
+        if (sig > l) {
+                char why[96];
+                DecisionCode code = why_step(k, sig, from, sig, why, sizeof(why));
+                snprintf(buf, n, "on the way to %s: %s", level_to_string(sig), why);
+                return code;
         }
         snprintf(buf, n, "%s is not helping and the working set still rises", level_to_string(from));
         return LEVEL_UP_NOT_HELPING;
@@ -1074,7 +1082,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                 bool settled = e->last_action == 0 || now - e->last_action >= p->settle || k.emergency;
                 if (settled) {
                         Level to = next_above(&k, e->level);
-                        DecisionCode code = why_step(&k, to, e->level, why, sizeof(why));
+                        DecisionCode code = why_step(&k, to, e->level, sig, why, sizeof(why));
                         set_level(&k, to, code, why);
                 }
         } else if (target < e->level && now - e->level_since >= p->settle) {
