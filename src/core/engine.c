@@ -543,6 +543,10 @@ static void measure_effects(Tick *k) {
                 } else {
                         if (k->now - st->last < k->p->settle)
                                 continue;
+                        /* Still being carried out (a resize of the buffer pool can take longer than
+                         * the settle time): its own measurement, or its failure, is yet to come. */
+                        if (k->s->pending & (1u << a))
+                                continue;
                         /* What the working set would be had nothing been done: the trend carried
                          * on. Both ends are medians of a few samples: one spike is no gain. */
                         uint64_t after = recent_median(e, st->last, false, 5);
@@ -635,6 +639,53 @@ static void resync_high(Tick *k) {
         e->high_mismatch = 0;
 }
 
+/* The highest memory.high memgov throttles from: what someone else set (adopted), else the
+ * budget minus calm-headroom, else the budget. */
+static uint64_t high_top(const Tick *k) {
+        const Engine *e = k->e;
+        if (e->ceiling_known)
+                return MIN(e->high_ceiling, k->budget);
+        if (k->p->calm_headroom > 0)
+                return k->budget - apply_bp(k->budget, k->p->calm_headroom);
+        return k->budget;
+}
+
+/* A step down of the buffer pool decided and not judged yet. */
+static bool pool_shrinking(const Engine *e) {
+        return e->act[ACTION_POOL].pending && !e->pool_growing;
+}
+
+/* The server shrinks its buffer pool only as fast as its threads run: over memory.high, every
+ * allocation in the cgroup pays, and a resize that takes a second took 16 on a real server while
+ * the growth went on. Before a step down, memory.high is raised to the working set plus the margin
+ * (where throttling would put it now) if it is below that (the writes are carried out in order),
+ * and plan_high() does not lower it before the step is judged. */
+static void high_out_of_the_way(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+
+        if (!limits_writable(k->s) || !p->step[LEVEL_THROTTLE].enabled || e->act[ACTION_SET_HIGH].spent ||
+            !step_available(k, LEVEL_THROTTLE))
+                return;
+        uint64_t cur = e->high_known ? e->high_set : k->s->memory_high;
+        uint64_t want = page_round(e, CLAMP(k->ws + apply_bp(k->budget, p->throttle_margin),
+                                            apply_bp(k->budget, p->throttle_floor), high_top(k)));
+        if (cur == SIZE_UNLIMITED || cur >= want)
+                return;
+        Decision *d = emit_action(k, ACTION_SET_HIGH,
+                                  "%s: memory.high %s -> %s (out of the way of the buffer pool's shrink: over "
+                                  "memory.high, the server would be slow to carry it out)",
+                                  k->ctx, format_bytes(a, cur), format_bytes(b, want));
+        if (d) {
+                d->value = want;
+                d->old_value = cur;
+        }
+        e->high_set = want;
+        e->high_known = true;
+        e->high_changed = k->now;
+}
+
 static void plan_high(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -659,7 +710,7 @@ static void plan_high(Tick *k) {
         char whybuf[160];
 
         if (e->level >= LEVEL_THROTTLE && step_available(k, LEVEL_THROTTLE)) {
-                uint64_t top = have_ceiling ? MIN(ceiling, budget) : budget;
+                uint64_t top = high_top(k);
                 uint64_t floor_b = apply_bp(budget, p->throttle_floor);
                 uint64_t margin = apply_bp(budget, p->throttle_margin);
                 uint64_t want = CLAMP(k->ws + margin, floor_b, top);
@@ -675,8 +726,8 @@ static void plan_high(Tick *k) {
                 } else {
                         if (full < p->full_guard / 2)
                                 e->psi_guard = false;
-                        if (cur > want && (!e->high_known ||
-                                           k->now - e->high_changed >= p->step[LEVEL_THROTTLE].cooldown)) {
+                        if (cur > want && !pool_shrinking(e) &&
+                            (!e->high_known || k->now - e->high_changed >= p->step[LEVEL_THROTTLE].cooldown)) {
                                 uint64_t step = apply_bp(budget, p->step_down);
                                 /* From "max", start right at the target; after that, lower slowly. */
                                 next = cur == SIZE_UNLIMITED || cur > top ? MAX(want, MIN(top, cur)) :
@@ -868,6 +919,7 @@ static void act(Tick *k) {
         if (e->level >= LEVEL_POOL && step_available(k, LEVEL_POOL) && !e->act[ACTION_POOL].spent &&
             !pool_at_floor(p, e) && cooldown_over(k, ACTION_POOL, LEVEL_POOL) && pool_recheck(k)) {
                 char s1[FORMAT_PERCENT_MAX], s2[FORMAT_PERCENT_MAX];
+                high_out_of_the_way(k);
                 Decision *d = emit_action(k, ACTION_POOL,
                                           "%s: shrink the buffer pool by %s of its configured size, not below %s of it",
                                           k->ctx, format_bp(s1, p->pool_step), format_bp(s2, p->pool_floor));

@@ -426,6 +426,57 @@ static void test_pool_when_reset_not_helping(void **state) {
         free(sim);
 }
 
+/* Over memory.high (anonymous memory: the kernel cannot hold the working set under it without
+ * swap), every allocation in the server's cgroup pays, the resize's too: memory.high is raised out
+ * of the way in the same tick, before the step. A resize that takes longer than settle is judged
+ * once the actuator is done, on its own measurement, and memory.high stays out of its way. */
+static void test_pool_step_out_of_memory_high(void **state) {
+        Sim *sim = sim_new(false);
+        to_pool(sim);
+        pool_result(sim, 0, 300 * MB);
+        sim_tick(sim, SEC);
+        /* 95.5 % and rising, memory.high left below (at 9.5G + 2 % or lower). */
+        uint64_t ws = 9 * GB + 550 * MB;
+        unsigned mark = sim->n, pi = 0;
+        for (unsigned i = 0; i < 120 && !pi; i++) {
+                ws += 100 * 1024;
+                set_ws(sim, ws);
+                sim_tick(sim, SEC);
+                for (unsigned j = mark; j < sim->n && !pi; j++)
+                        if (decision_class(&sim->log[j]) == T_POOL)
+                                pi = j;
+        }
+        expect(pi > mark);
+        const Decision *h = &sim->log[pi - 1];
+        expect(decision_class(h) == T_SET_HIGH && sim->at[pi - 1] == sim->at[pi]);
+        uint64_t top = BUDGET - apply_bp(BUDGET, 300); /* calm-headroom 3 % */
+        expect(h->old_value < sim->log[pi].working_set + apply_bp(BUDGET, 200));
+        expect(h->value == PAGE_DOWN(MIN(sim->log[pi].working_set + apply_bp(BUDGET, 200), top)));
+        expect(!find(sim, T_RESTART, 0));
+
+        /* Under way for 30s, twice settle: not judged, memory.high not lowered, no next step. */
+        mark = sim->n;
+        sim->s.pending = 1u << ACTION_POOL;
+        for (unsigned i = 0; i < 30; i++) {
+                ws += 100 * 1024;
+                set_ws(sim, ws);
+                sim_tick(sim, SEC);
+        }
+        expect(!find(sim, T_EFFECT, mark));
+        expect(!find(sim, T_SET_HIGH, mark));
+        expect(!find(sim, T_POOL, mark));
+        /* Done: what the actuator measured is what counts. */
+        sim->s.pending = 0;
+        pool_result(sim, 0, 200 * MB);
+        ws -= 200 * MB;
+        set_ws(sim, ws);
+        sim_tick(sim, SEC);
+        const Decision *e = find(sim, T_EFFECT, mark);
+        expect(e && e->action == ACTION_POOL && e->code == EFFECT_FREED && e->value == 200 * MB);
+        check_invariants(sim);
+        free(sim);
+}
+
 static void test_pool_not_once_growth_is_over(void **state) {
         Sim *sim = sim_new(false);
         to_pool(sim);
@@ -1006,6 +1057,7 @@ int main(void) {
                 cmocka_unit_test(test_ineffective_trim_escalates_to_throttle),
                 cmocka_unit_test(test_pool_when_reset_not_helping),
                 cmocka_unit_test(test_pool_not_below_reset),
+                cmocka_unit_test(test_pool_step_out_of_memory_high),
                 cmocka_unit_test(test_pool_not_once_growth_is_over),
                 cmocka_unit_test(test_pool_at_floor),
                 cmocka_unit_test(test_pool_steps_stop_at_floor),
