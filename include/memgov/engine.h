@@ -175,6 +175,7 @@ typedef struct Engine {
         /* the buffer pool: steps taken down and not grown back yet */
         unsigned pool_steps;
         bool pool_growing; /* the last pool decision was a step back up */
+        usec_t calm_since; /* when the ladder last came down below throttle */
 
         /* restart */
         bool restart_pending;

@@ -373,6 +373,8 @@ static void set_level(Tick *k, Level to, DecisionCode code, const char *why) {
 
         e->level = to;
         e->level_since = k->now;
+        if (from >= LEVEL_THROTTLE && to < LEVEL_THROTTLE)
+                e->calm_since = k->now;
         k->out->level = to;
         Decision *d = emit_code(k, DECISION_LEVEL, code, "%s: %s -> %s (%s)", k->ctx, level_to_string(from),
                                 level_to_string(to), why);
@@ -974,7 +976,7 @@ static void plan_pool_grow(Tick *k) {
 
         if (e->pool_steps == 0 || !p->step[LEVEL_POOL].enabled || e->restart_pending || k->emergency)
                 return;
-        if (e->level >= LEVEL_THROTTLE || k->now - e->level_since < p->pool_grow_after ||
+        if (e->level >= LEVEL_THROTTLE || k->now - e->calm_since < p->pool_grow_after ||
             k->now - e->act[ACTION_POOL].last < p->pool_grow_after || e->act[ACTION_POOL].pending ||
             e->act[ACTION_POOL].spent)
                 return; /* a step that failed or did not help: not again, up or down, before its backoff */
@@ -993,7 +995,7 @@ static void plan_pool_grow(Tick *k) {
         Decision *d = emit_action(k, ACTION_POOL,
                                   "%s: grow the buffer pool back one step (%u of memgov's step(s) down left), calm "
                                   "for %s and room for the %s it gave back",
-                                  k->ctx, e->pool_steps, format_timespan(t, k->now - e->level_since),
+                                  k->ctx, e->pool_steps, format_timespan(t, k->now - e->calm_since),
                                   format_bytes(a, back));
         if (d) {
                 d->pool_grow = true;

@@ -579,6 +579,38 @@ static void test_pool_grows_back_with_hysteresis(void **state) {
         free(sim);
 }
 
+/* The pool grows back once the ladder is calm below throttle for pool.grow-after: the clock starts
+ * when it came down below throttle, and the rungs under throttle coming and going (trim entered on
+ * its ETA after a drop, left again) do not start it again. */
+static void test_pool_grows_back_after_calm(void **state) {
+        Sim *sim = sim_new(false);
+        to_pool(sim);
+        expect(sim->e.pool_steps == 1);
+        pool_result(sim, 0, 300 * MB);
+        usec_t calm = 0, grew = 0;
+        unsigned calm_mark = 0;
+        for (unsigned i = 0; i < 1500 && !grew; i++) {
+                /* 76 % (trim.at 75 %) and 69 % in turn, a minute each. */
+                set_ws(sim, (i / 60) % 2 ? 7 * GB + 600 * MB : 6 * GB + 900 * MB);
+                unsigned mark = sim->n;
+                sim_tick(sim, SEC);
+                if (!calm && sim->e.level < LEVEL_THROTTLE) {
+                        calm = sim->now;
+                        calm_mark = sim->n;
+                }
+                for (unsigned j = mark; j < sim->n; j++)
+                        if (decision_class(&sim->log[j]) == T_POOL && sim->log[j].pool_grow)
+                                grew = sim->at[j];
+        }
+        expect(calm);
+        /* trim came and went meanwhile, and the growth still came grow-after (10m) after calm. */
+        expect(find_level(sim, LEVEL_NORMAL, LEVEL_TRIM, _DECISION_CODE_MAX, calm_mark));
+        expect(grew >= calm + 10 * 60 * SEC && grew <= calm + 11 * 60 * SEC);
+        expect(sim->e.pool_steps == 0);
+        check_invariants(sim);
+        free(sim);
+}
+
 static void test_throttle_planner(void **state) {
         Sim *sim = sim_new(false);
         set_ws(sim, 9 * GB); /* 90 % */
@@ -1062,6 +1094,7 @@ int main(void) {
                 cmocka_unit_test(test_pool_at_floor),
                 cmocka_unit_test(test_pool_steps_stop_at_floor),
                 cmocka_unit_test(test_pool_grows_back_with_hysteresis),
+                cmocka_unit_test(test_pool_grows_back_after_calm),
                 cmocka_unit_test(test_throttle_planner),
                 cmocka_unit_test(test_foreign_memory_high_adopted),
                 cmocka_unit_test(test_restart_and_max_raise),
