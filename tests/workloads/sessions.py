@@ -9,7 +9,13 @@ per session, kept open: a session is a connection).
   sessions.py SOCKET normal USER PASSWORD SECONDS
       one session asking a small query ten times a second, checking every answer; reconnects
       if its session ends. Prints "normal ok=N errors=M reconnects=K" at the end.
+  sessions.py SOCKET reader USER PASSWORD SECONDS TABLE ROWS
+      as normal, but each query counts 100 rows of TABLE (ids 1 to ROWS) at a random place, so
+      that the answers come from the buffer pool or, once evicted, from disk.
+SIGTERM ends the normal and reader sessions early, with their line printed.
 """
+import random
+import signal
 import subprocess
 import sys
 import time
@@ -46,16 +52,24 @@ def leaky(sock, user, password, count, mb, seconds):
     print(f"leaky done, {len(ended)} of {count} ended by the server", flush=True)
 
 
-def normal(sock, user, password, seconds):
+def normal(sock, user, password, seconds, table=None, rows=0):
     ok = errors = reconnects = 0
     p = client(sock, user, password)
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    while time.monotonic() < end and not stop:
         try:
-            p.stdin.write("SELECT 6 * 7;\n")
+            if table:
+                n = random.randint(0, rows - 100)
+                p.stdin.write(f"SELECT COUNT(*) FROM {table} WHERE id > {n} AND id <= {n + 100};\n")
+                expect = "100"
+            else:
+                p.stdin.write("SELECT 6 * 7;\n")
+                expect = "42"
             p.stdin.flush()
             line = p.stdout.readline().strip()
-            if line == "42":
+            if line == expect:
                 ok += 1
             else:
                 raise OSError("no answer")
@@ -74,5 +88,7 @@ if __name__ == "__main__":
     sock, mode = sys.argv[1], sys.argv[2]
     if mode == "leaky":
         leaky(sock, sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7]))
+    elif mode == "reader":
+        normal(sock, sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6], int(sys.argv[7]))
     else:
         normal(sock, sys.argv[3], sys.argv[4], float(sys.argv[5]))
