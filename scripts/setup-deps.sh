@@ -10,7 +10,7 @@ build_pkgs=(gcc libc6-dev pkg-config meson ninja-build python3 scdoc
             libsystemd-dev libcgroup-dev libinih-dev libjson-c-dev libelf-dev libmariadb-dev
             libmicrohttpd-dev libcairo2-dev)
 test_pkgs=(libcmocka-dev clang libclang-rt-14-dev libjemalloc2 libgoogle-perftools4 gdb mariadb-server mariadb-client
-           sysbench qemu-system-x86 busybox-static cpio xz-utils zstd kmod yamllint)
+           sysbench qemu-system-x86 busybox-static cpio xz-utils zstd kmod yamllint debootstrap)
 
 pkgs=("${build_pkgs[@]}")
 demo_pkgs=(mariadb-server mariadb-client)
