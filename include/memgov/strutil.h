@@ -13,6 +13,11 @@ const char *closest_match(const char *word, const char *const *candidates, size_
 /* Whether name is one of the comma-separated words of list ("mariadbd,mysqld"). */
 bool name_in_list(const char *name, const char *list);
 
+/* The part of an absolute path below the directory dir, as an absolute path ("/usr/lib/x" for
+ * dir "/srv/root" and path "/srv/root/usr/lib/x"; path itself for dir "/"), or NULL where path
+ * does not lie strictly below dir (or either is not absolute). */
+const char *path_below(const char *dir, const char *path);
+
 /* Appends to a fixed buffer, always NUL-terminated; returns false once it had to truncate. */
 typedef struct StrBuf {
         char *buf;

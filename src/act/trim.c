@@ -16,6 +16,7 @@
 #include "memgov/maps-reader.h"
 #include "memgov/fileio.h"
 #include "memgov/sql.h"
+#include "memgov/strutil.h"
 #include "memgov/target.h"
 #include "memgov/units.h"
 #include "trim.h"
@@ -141,17 +142,34 @@ static int read_image(int fd, const char *name, uint8_t **ret, size_t *ret_size,
         return 0;
 }
 
+/* /proc/PID/maps names a file from the reader's root. Where the target's root is a directory
+ * below memgov's (a chroot, a unit's RootDirectory=), the names start with that directory (what
+ * /proc/PID/root reads as): they are made names within the target's root again. Where the root
+ * is memgov's, or one memgov cannot reach (a container's own), /proc/PID/root reads as "/" and
+ * the names are the target's own. */
+static const char *path_in_root(pid_t pid, const char *path, char *buf, size_t size) {
+        char link[64];
+        snprintf(link, sizeof(link), "/proc/%d/root", (int) pid);
+        ssize_t k = readlink(link, buf, size - 1);
+        if (k <= 0)
+                return path;
+        buf[k] = '\0';
+        const char *below = path_below(buf, path);
+        return below ? below : path;
+}
+
 /* Reads the target's own copy of a library: by path within its root (the very file mapped:
  * same inode, else same content), else through map_files (a library replaced on disk since it
  * was mapped; that needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE). */
 static int load_lib(pid_t pid, const MappedLib *lib, uint8_t **ret, size_t *ret_size, char *why, size_t why_size) {
-        char path[PATH_MAX + 64];
+        char path[PATH_MAX + 64], root[PATH_MAX];
         struct stat st;
         int r;
 
         if (!lib->deleted) {
-                snprintf(path, sizeof(path), "%s in the root of process %d", lib->path, (int) pid);
-                _cleanup_close_ int fd = open_in_process_root(pid, lib->path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+                const char *inside = path_in_root(pid, lib->path, root, sizeof(root));
+                snprintf(path, sizeof(path), "%s in the root of process %d", inside, (int) pid);
+                _cleanup_close_ int fd = open_in_process_root(pid, inside, O_RDONLY | O_NOCTTY | O_NONBLOCK);
                 if (fd >= 0) {
                         _cleanup_free_ uint8_t *image = NULL;
                         size_t size;

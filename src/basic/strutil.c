@@ -98,3 +98,21 @@ bool name_in_list(const char *name, const char *list) {
         }
         return false;
 }
+
+const char *path_below(const char *dir, const char *path) {
+        assert(dir);
+        assert(path);
+        size_t n = strlen(dir);
+
+        if (dir[0] != '/' || path[0] != '/')
+                return NULL;
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        if (n == 1)
+                return path;
+        if (strncmp(dir, path, n) != 0 || path[n] != '/')
+                return NULL;
+        while (path[n + 1] == '/')
+                n++;
+        return path[n + 1] ? path + n : NULL;
+}

@@ -192,6 +192,24 @@ static void test_strbuf(void **state) {
         assert_false(strbuf_printf(&b, "x"));
 }
 
+static void test_path_below(void **state) {
+        assert_string_equal(path_below("/srv/root", "/srv/root/usr/lib/libc.so.6"), "/usr/lib/libc.so.6");
+        assert_string_equal(path_below("/srv/root/", "/srv/root/usr/lib/libc.so.6"), "/usr/lib/libc.so.6");
+        assert_string_equal(path_below("/srv/root", "/srv/root//lib/libc.so.6"), "/lib/libc.so.6");
+        assert_string_equal(path_below("/", "/usr/lib/libc.so.6"), "/usr/lib/libc.so.6");
+        assert_string_equal(path_below("//", "/usr/lib/libc.so.6"), "/usr/lib/libc.so.6");
+        /* Not below: a sibling whose name starts the same, the directory itself, outside. */
+        assert_null(path_below("/srv/root", "/srv/rootfs/usr/lib/libc.so.6"));
+        assert_null(path_below("/srv/root", "/srv/root"));
+        assert_null(path_below("/srv/root", "/srv/root/"));
+        assert_null(path_below("/srv/root", "/usr/lib/libc.so.6"));
+        assert_null(path_below("/srv/root", "/srv"));
+        /* Not absolute: what readlink gives for a root that is no path. */
+        assert_null(path_below("", "/usr/lib/libc.so.6"));
+        assert_null(path_below("srv/root", "srv/root/usr/lib/libc.so.6"));
+        assert_null(path_below("/srv/root", "usr/lib/libc.so.6"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_timespan),
@@ -199,7 +217,7 @@ int main(void) {
                 cmocka_unit_test(test_format_bytes),   cmocka_unit_test(test_format_timespan),
                 cmocka_unit_test(test_format_misc),    cmocka_unit_test(test_civil),
                 cmocka_unit_test(test_ratio_apply_bp), cmocka_unit_test(test_edit_distance),
-                cmocka_unit_test(test_strbuf),
+                cmocka_unit_test(test_strbuf),         cmocka_unit_test(test_path_below),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
