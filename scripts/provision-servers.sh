@@ -21,7 +21,7 @@ set -euo pipefail
 
 # The recipe's revision: a change to what a chroot holds or how it is made changes it, and the
 # chroots built by the previous one are built again.
-RECIPE=1
+RECIPE=2
 FLAVOURS=(mysql-9.7 mariadb-11.8)
 
 cache=${MEMGOV_SERVERS_CACHE:-/var/cache/memgov-servers}
@@ -119,6 +119,7 @@ verify() {
                 { why="the chroot's mysql account is $have, the host's $want"; return 1; }
         facts+=("account=mysql $have")
         [[ -d $root/srv/memgov ]] || { why="the instance mount point /srv/memgov is missing"; return 1; }
+        in_root "$root" getent hosts localhost >/dev/null || { why="localhost does not resolve in the chroot"; return 1; }
         return 0
 }
 
@@ -161,8 +162,10 @@ build() {
                         --shell /usr/sbin/nologin mysql >>"$log" 2>&1 ||
                         die "$flavour: cannot create the account mysql ${ids[*]} in the chroot (log: $log)"
         fi
-        # The mount point of a test's instance (its data directory, socket and logs).
+        # The mount point of a test's instance (its data directory, socket and logs). The names a
+        # server looks itself up by (mariadb-install-db does), as in any container.
         mkdir -p "$new/srv/memgov"
+        printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' >"$new/etc/hosts"
         in_root "$new" apt-get clean >>"$log" 2>&1
         rm -rf "$new/var/lib/apt/lists/"* "$new/var/cache/apt/"*.bin
         if ! verify "$new"; then

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Installs what is missing, builds memgov, and runs the whole test suite: unit tests, replay
-# golden files, the daemon on fake trees, injection into live processes, a real MariaDB, the
-# tests on a real cgroup v2 kernel in a VM, the container build, then the same host tests under
-# AddressSanitizer and UndefinedBehaviorSanitizer, and a short run of every fuzz target.
+# golden files, the daemon on fake trees, injection into live processes, a real MariaDB, real
+# MySQL 9.7 and MariaDB 11.8 servers from Debian chroots, the tests on a real cgroup v2 kernel in
+# a VM, the container build, then the same host tests under AddressSanitizer and
+# UndefinedBehaviorSanitizer, and a short run of every fuzz target.
 # Exit status 0 only when everything passed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup-deps.sh --test
+echo "== test servers (Debian chroots, built once and cached: docs/testing.md)"
+./scripts/provision-servers.sh
 
 echo "== build"
 ./scripts/build.sh build

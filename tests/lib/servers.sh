@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
+# A private server of another flavour than the host's MariaDB, run from its Debian chroot
+# (scripts/provision-servers.sh): mysql-9.7 (Oracle MySQL from Debian unstable) or mariadb-11.8
+# (Debian 13). Each runs in a mount namespace of its own, chrooted: the test's directory is
+# mounted at /srv/memgov inside (data directory, socket, logs), with the chroot's /proc and a
+# private /tmp; nothing is ever mounted on the host. memgov sees such a server as it sees one in
+# another container: the paths in its maps and sockets are in its own root, reached through
+# /proc/PID/root. Source it, then:
+#   server_provision FLAVOUR          (builds or reuses the chroot; sets SERVER_FLAVOUR, SERVER_ROOT)
+#   server_start DIR [options...]     (sets SERVER_PID, SERVER_SOCKET, SERVER_DIR)
+#   server_sql "SQL"                  (runs as root over the socket, with the chroot's own client)
+#   server_stop                       (the server's own shutdown: SQL SHUTDOWN; SERVER_STOPPED_BY)
+#   server_fragment N SIZE_MB, server_unfragment, server_rss (as mariadb_fragment ...)
+# MySQL's data directory is made by mysqld --initialize-insecure, its root authenticated by
+# auth_socket (the operating system's account over the socket, as Debian's package sets it up);
+# MariaDB's by mariadb-install-db with --auth-root-authentication-method=socket (unix_socket).
+# With SERVER_CGROUP set to a cgroup directory, the server starts inside it.
+# Needs root (mount namespaces, chroot; the server runs as the chroot's mysql account).
+
+SERVER_MOUNT=/srv/memgov
+
+server_provision() {
+        local flavour=$1 lib
+        lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+        SERVER_FLAVOUR=$flavour
+        SERVER_ROOT=$("$lib/../../scripts/provision-servers.sh" --root "$flavour") || {
+                echo "servers: provisioning $flavour failed" >&2
+                return 1
+        }
+        case $flavour in
+        mysql-9.7) SERVER_BIN=/usr/sbin/mysqld SERVER_CLIENT=/usr/bin/mysql ;;
+        mariadb-11.8) SERVER_BIN=/usr/sbin/mariadbd SERVER_CLIENT=/usr/bin/mariadb ;;
+        *) echo "servers: unknown flavour $flavour" >&2; return 1 ;;
+        esac
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        SERVER_IN_ROOT=(unshare --mount --propagation private -- sh -c '
+                mount -t proc proc "$0/proc" && mount -t tmpfs -o mode=1777,size=256m tmpfs "$0/tmp" &&
+                mount --bind "$1" "$0'"$SERVER_MOUNT"'" && shift && exec chroot "$0" "$@"' "$SERVER_ROOT")
+}
+
+# Runs a command in the chroot, with DIR at /srv/memgov: "${SERVER_IN_ROOT[@]}" DIR COMMAND...,
+# in a mount namespace of its own, which ends with the command. Each step execs the next: the
+# pid is the command's.
+SERVER_IN_ROOT=()
+
+# The socket as memgov and the host see it: through the server's root.
+server_host_socket() {
+        echo "/proc/$SERVER_PID/root$SERVER_SOCKET"
+}
+
+# The chroot's own client, in the server's mount namespace and root.
+server_sql() {
+        nsenter -t "$SERVER_PID" -m -r -w -- "$SERVER_CLIENT" --no-defaults --protocol=socket -S "$SERVER_SOCKET" \
+                -u root -N -B -e "$1"
+}
+
+SERVER_PID='' SERVER_STOPPED_BY=''
+
+server_start() {
+        SERVER_DIR=$1
+        shift
+        [[ -n ${SERVER_ROOT:-} ]] || { echo "servers: server_provision first" >&2; return 1; }
+        local in=$SERVER_MOUNT ids
+        ids=$(awk -F: '$1 == "mysql" {print $3 ":" $4}' "$SERVER_ROOT/etc/passwd")
+        [[ -n $ids ]] || { echo "servers: $SERVER_ROOT has no mysql account" >&2; return 1; }
+        mkdir -p "$SERVER_DIR/run"
+        SERVER_SOCKET=$in/run/mysqld.sock
+        local args=(--no-defaults --user=mysql --datadir="$in/data" --socket="$SERVER_SOCKET"
+                    --pid-file="$in/run/mysqld.pid" --skip-networking --log-error="$in/error.log"
+                    --innodb-buffer-pool-size=16M --max-connections=200)
+        if [[ $SERVER_FLAVOUR == mysql-* ]]; then
+                # No X Protocol listener; no directory for LOAD DATA and SELECT ... INTO OUTFILE.
+                args+=(--mysqlx=OFF --secure-file-priv=NULL)
+        fi
+        if [[ ! -d $SERVER_DIR/data ]]; then
+                local install
+                if [[ $SERVER_FLAVOUR == mysql-* ]]; then
+                        # root@localhost authenticated by its operating system account over the socket.
+                        printf '%s\n' "INSTALL PLUGIN auth_socket SONAME 'auth_socket.so';" \
+                                "ALTER USER 'root'@'localhost' IDENTIFIED WITH auth_socket;" >"$SERVER_DIR/init.sql"
+                        install=("$SERVER_BIN" --no-defaults --initialize-insecure --user=mysql --datadir="$in/data"
+                                 --init-file="$in/init.sql" --log-error="$in/install.log")
+                else
+                        install=(mariadb-install-db --no-defaults --user=mysql --datadir="$in/data"
+                                 --auth-root-authentication-method=socket --skip-test-db)
+                fi
+                chown -R "$ids" "$SERVER_DIR"
+                if ! "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "${install[@]}" >"$SERVER_DIR/install.out" 2>&1; then
+                        echo "servers: $SERVER_FLAVOUR: ${install[0]} failed:" >&2
+                        tail -20 "$SERVER_DIR/install.out" "$SERVER_DIR/install.log" >&2 2>/dev/null
+                        return 1
+                fi
+        fi
+        chown -R "$ids" "$SERVER_DIR"
+        rm -f "$SERVER_DIR/run/mysqld.pid"
+        # A shared lock on the chroot for the server's lifetime: provisioning does not build it
+        # again under a running server.
+        exec {SERVER_LOCK}<"${SERVER_ROOT%/root}.lock"
+        flock -s "$SERVER_LOCK"
+        ( [[ -n ${SERVER_CGROUP:-} ]] && echo "$BASHPID" >"$SERVER_CGROUP/cgroup.procs"
+          exec "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "$SERVER_BIN" "${args[@]}" "$@" ) &
+        SERVER_PID=$!
+        local i
+        for i in $(seq 600); do
+                if [[ -S $SERVER_DIR/run/mysqld.sock ]] && server_sql "SELECT 1" >/dev/null 2>&1; then
+                        return 0
+                fi
+                kill -0 "$SERVER_PID" 2>/dev/null || break
+                sleep 0.1
+        done
+        echo "servers: $SERVER_FLAVOUR: the server did not start" >&2
+        tail -20 "$SERVER_DIR/error.log" >&2
+        server_stop
+        return 1
+}
+
+# The server's own shutdown (SQL SHUTDOWN, as mysqladmin shutdown sends it); a server that does
+# not answer gets SIGTERM (both shut down gracefully on it too), one still there a minute later
+# SIGKILL. SERVER_STOPPED_BY says which: shutdown, sigterm, sigkill (or exited: it was gone).
+server_stop() {
+        [[ -n ${SERVER_PID:-} ]] || return 0
+        local i
+        SERVER_STOPPED_BY=shutdown
+        if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+                SERVER_STOPPED_BY=exited
+        elif ! server_sql "SHUTDOWN" >/dev/null 2>&1; then
+                SERVER_STOPPED_BY=sigterm
+                kill -TERM "$SERVER_PID" 2>/dev/null || true
+        fi
+        for i in $(seq 600); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$SERVER_PID" 2>/dev/null && [[ $SERVER_STOPPED_BY == shutdown ]]; then
+                echo "servers: $SERVER_FLAVOUR: the server did not shut down within 60 s: SIGTERM" >&2
+                SERVER_STOPPED_BY=sigterm
+                kill -TERM "$SERVER_PID" 2>/dev/null || true
+                for i in $(seq 600); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        fi
+        if kill -0 "$SERVER_PID" 2>/dev/null; then
+                echo "servers: $SERVER_FLAVOUR: the server is still there after SIGTERM: SIGKILL" >&2
+                SERVER_STOPPED_BY=sigkill
+                kill -KILL "$SERVER_PID" 2>/dev/null || true
+        fi
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=
+        if [[ -n ${SERVER_LOCK:-} ]]; then
+                exec {SERVER_LOCK}<&-
+                SERVER_LOCK=
+        fi
+}
+
+# Fragments the server's heap as mariadb_fragment does: N sessions in parallel each set SIZE_MB
+# one-megabyte user variables, free every other one and stay connected, holding the rest.
+server_fragment() {
+        local sessions=$1 size=$2 i j set="" unset=""
+        for j in $(seq "$size"); do
+                set+="SET @v$j = REPEAT('m', 1000000 + $j);"
+                (( j % 2 == 0 )) && unset+="SET @v$j = NULL;"
+        done
+        SERVER_FRAG_PIDS=()
+        for i in $(seq "$sessions"); do
+                server_sql "$set $unset SELECT SLEEP(600);" >/dev/null 2>&1 &
+                SERVER_FRAG_PIDS+=($!)
+        done
+        for i in $(seq 600); do
+                [[ $(server_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'") -ge $sessions ]] && return 0
+                sleep 0.1
+        done
+        echo "servers: the fragmenting sessions did not all start" >&2
+        return 1
+}
+
+SERVER_FRAG_PIDS=()
+
+server_unfragment() {
+        [[ -n ${SERVER_PID:-} ]] || return 0
+        server_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'" |
+                while read -r id; do server_sql "KILL $id" || true; done
+        local i p
+        for i in $(seq 300); do
+                for p in "${SERVER_FRAG_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && break; p=; done
+                [[ -z ${p:-} ]] && break
+                sleep 0.1
+        done
+        if (( ${#SERVER_FRAG_PIDS[@]} )); then
+                kill "${SERVER_FRAG_PIDS[@]}" 2>/dev/null || true
+                wait "${SERVER_FRAG_PIDS[@]}" 2>/dev/null || true
+        fi
+        SERVER_FRAG_PIDS=()
+}
+
+server_rss() {
+        awk '/^VmRSS:/ {print $2 * 1024}' "/proc/$SERVER_PID/status"
+}
