@@ -101,8 +101,7 @@ server_start() {
         ( [[ -n ${SERVER_CGROUP:-} ]] && echo "$BASHPID" >"$SERVER_CGROUP/cgroup.procs"
           exec "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "$SERVER_BIN" "${args[@]}" "$@" ) &
         SERVER_PID=$!
-        local i
-        for i in $(seq 600); do
+        for _ in $(seq 600); do
                 if [[ -S $SERVER_DIR/run/mysqld.sock ]] && server_sql "SELECT 1" >/dev/null 2>&1; then
                         return 0
                 fi
@@ -120,7 +119,6 @@ server_start() {
 # SIGKILL. SERVER_STOPPED_BY says which: shutdown, sigterm, sigkill (or exited: it was gone).
 server_stop() {
         [[ -n ${SERVER_PID:-} ]] || return 0
-        local i
         SERVER_STOPPED_BY=shutdown
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then
                 SERVER_STOPPED_BY=exited
@@ -128,12 +126,12 @@ server_stop() {
                 SERVER_STOPPED_BY=sigterm
                 kill -TERM "$SERVER_PID" 2>/dev/null || true
         fi
-        for i in $(seq 600); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        for _ in $(seq 600); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
         if kill -0 "$SERVER_PID" 2>/dev/null && [[ $SERVER_STOPPED_BY == shutdown ]]; then
                 echo "servers: $SERVER_FLAVOUR: the server did not shut down within 60 s: SIGTERM" >&2
                 SERVER_STOPPED_BY=sigterm
                 kill -TERM "$SERVER_PID" 2>/dev/null || true
-                for i in $(seq 600); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+                for _ in $(seq 600); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
         fi
         if kill -0 "$SERVER_PID" 2>/dev/null; then
                 echo "servers: $SERVER_FLAVOUR: the server is still there after SIGTERM: SIGKILL" >&2
@@ -151,17 +149,17 @@ server_stop() {
 # Fragments the server's heap as mariadb_fragment does: N sessions in parallel each set SIZE_MB
 # one-megabyte user variables, free every other one and stay connected, holding the rest.
 server_fragment() {
-        local sessions=$1 size=$2 i j set="" unset=""
+        local sessions=$1 size=$2 j set="" unset=""
         for j in $(seq "$size"); do
                 set+="SET @v$j = REPEAT('m', 1000000 + $j);"
                 (( j % 2 == 0 )) && unset+="SET @v$j = NULL;"
         done
         SERVER_FRAG_PIDS=()
-        for i in $(seq "$sessions"); do
+        for _ in $(seq "$sessions"); do
                 server_sql "$set $unset SELECT SLEEP(600);" >/dev/null 2>&1 &
                 SERVER_FRAG_PIDS+=($!)
         done
-        for i in $(seq 600); do
+        for _ in $(seq 600); do
                 [[ $(server_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'") -ge $sessions ]] && return 0
                 sleep 0.1
         done
@@ -175,8 +173,8 @@ server_unfragment() {
         [[ -n ${SERVER_PID:-} ]] || return 0
         server_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%'" |
                 while read -r id; do server_sql "KILL $id" || true; done
-        local i p
-        for i in $(seq 300); do
+        local p
+        for _ in $(seq 300); do
                 for p in "${SERVER_FRAG_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && break; p=; done
                 [[ -z ${p:-} ]] && break
                 sleep 0.1
