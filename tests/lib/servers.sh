@@ -5,15 +5,16 @@
 # (Debian 13). Each runs in a mount namespace of its own, chrooted: the test's directory is
 # mounted at /srv/memgov inside (data directory, socket, logs), with the chroot's /proc and a
 # private /tmp; nothing is ever mounted on the host. memgov sees such a server as it sees one in
-# another container: the paths in its maps and sockets are in its own root, reached through
-# /proc/PID/root. Source it, then:
+# another container: its socket and libraries are in its own root, reached through
+# /proc/PID/root (its maps name the libraries from the host's root: ROOT/usr/lib/...). Source
+# it, then:
 #   server_provision FLAVOUR          (builds or reuses the chroot; sets SERVER_FLAVOUR, SERVER_ROOT)
 #   server_start DIR [options...]     (sets SERVER_PID, SERVER_SOCKET, SERVER_DIR)
 #   server_sql "SQL"                  (runs as root over the socket, with the chroot's own client)
 #   server_stop                       (the server's own shutdown: SQL SHUTDOWN; SERVER_STOPPED_BY)
 #   server_fragment N SIZE_MB, server_unfragment, server_rss (as mariadb_fragment ...)
 # MySQL's data directory is made by mysqld --initialize-insecure, its root authenticated by
-# auth_socket (the operating system's account over the socket, as Debian's package sets it up);
+# auth_socket (the operating system's account over the socket);
 # MariaDB's by mariadb-install-db with --auth-root-authentication-method=socket (unix_socket).
 # With SERVER_CGROUP set to a cgroup directory, the server starts inside it.
 # Needs root (mount namespaces, chroot; the server runs as the chroot's mysql account).
