@@ -468,6 +468,9 @@ static int classify(unsigned err) {
         case 1044:
                 return -EACCES;
         case 1305: /* ER_SP_DOES_NOT_EXIST: a function not installed */
+        case 1046: /* ER_NO_DB_ERROR: MySQL's answer to a function it does not know, looked for as a
+                    * stored one in the default database (memgov's statements name their tables
+                    * with their databases) */
         case 1146: /* ER_NO_SUCH_TABLE */
                 return -ENOENT;
         case 1094: /* ER_NO_SUCH_THREAD */

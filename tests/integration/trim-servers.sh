@@ -9,6 +9,7 @@
 # - sessions fragment the heap and go away; memgov trim, with no more capabilities than
 #   memgov@.service has, makes that allocator's own call (tcmalloc's
 #   MallocExtension_ReleaseFreeMemory, glibc's malloc_trim) and the RSS falls; the server answers;
+# - without memgov's loadable function, the sql method says that it is not installed;
 # - a restart that systemd refuses pre-flushes over the server's socket, found through its root,
 #   and puts innodb_max_dirty_pages_pct back;
 # - the server shuts down by its own shutdown (SQL SHUTDOWN), completely.
@@ -89,6 +90,14 @@ if not r["completed"] or r["held_us"] <= 0 or r["allocator"] != sys.argv[2] or r
 server_unfragment
 echo "$name: ok: RSS idle $(mib "$idle"), fragmented $(mib "$before"), trimmed $(mib "$after"):" \
      "$(mib $((before - after))) given back, the server answers"
+
+# Without the loadable function, the sql method says so (MySQL answers a call of a function it
+# does not know with "No database selected").
+if out=$("$memgov" trim --pid "$SERVER_PID" --method sql 2>&1); then
+        fail "trim --method sql without memgov_trim() succeeded: $out"
+fi
+[[ $out == *"memgov_trim() is not installed in the server"* ]] || fail "trim --method sql without the function: $out"
+echo "$name: ok: without the function: ${out#*: }"
 
 pct=$(server_sql "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
 detail=$("$restart_refused" "$SERVER_PID") || fail "restart: $detail"
