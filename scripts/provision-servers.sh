@@ -172,7 +172,7 @@ build() {
                 die "$flavour: the new chroot fails its verification: $why (log: $log)"
         fi
         built_seconds=$(( SECONDS - start ))
-        built_size=$(du -sxb "$new" | cut -f1)
+        built_size=$(du -sx -B1 "$new" | cut -f1)
         {
                 echo "flavour=$flavour"
                 echo "$recipe_line"
