@@ -14,12 +14,14 @@
 #include "memgov/strutil.h"
 
 /* Admission control: SET GLOBAL max_connections. A server at its max_connections refuses a new
- * connection with error 1040 "Too many connections" before it allocates a session for it; the
- * sessions already there go on. MariaDB and MySQL keep one connection more for an account with
+ * connection with error 1040 "Too many connections" as it logs in; the sessions already there go
+ * on. MariaDB 10.11 counts in Connection_errors_max_connections only the connections it refuses
+ * as it accepts them (past the one it keeps for SUPER), not those refused at login (measured:
+ * a 1040 at login left it at 0). MariaDB and MySQL keep one connection more for an account with
  * SUPER (MariaDB 10.5.2+: CONNECTION ADMIN; MySQL 8: CONNECTION_ADMIN), and MariaDB more on its
  * extra_port (extra_max_connections): memgov's own session still gets in. Setting the variable
- * needs SUPER, or SYSTEM_VARIABLES_ADMIN on MySQL 8; lowering it below the sessions connected
- * ends none of them. */
+ * needs SUPER, or CONNECTION ADMIN on MariaDB 10.5.2+ (measured on 10.11: that alone is enough),
+ * SYSTEM_VARIABLES_ADMIN on MySQL 8; lowering it below the sessions connected ends none of them. */
 
 static const char facts_query[] =
         "SELECT @@GLOBAL.max_connections, "
@@ -93,8 +95,8 @@ static int set_max(SqlConn *conn, uint64_t v, ActionResult *ret, const char *wha
         int r = sql_run(conn, stmt, NULL, NULL, why, sizeof(why));
         if (r == -EACCES)
                 return refuse(ret, r,
-                              "admission: the account may not set max_connections to %s it (it needs SUPER, "
-                              "or SYSTEM_VARIABLES_ADMIN on MySQL 8): %s", what, why);
+                              "admission: the account may not set max_connections to %s it (it needs SUPER, or "
+                              "CONNECTION ADMIN on MariaDB, SYSTEM_VARIABLES_ADMIN on MySQL 8): %s", what, why);
         if (r < 0)
                 return refuse(ret, r, "admission: %s failed: %s", stmt, why);
         return 0;
@@ -111,8 +113,7 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
         char errors[64] = "";
 
         if (f->have_errors)
-                snprintf(errors, sizeof(errors), "; %" PRIu64 " connection(s) refused for max_connections so far",
-                         f->errors);
+                snprintf(errors, sizeof(errors), "; Connection_errors_max_connections %" PRIu64 " so far", f->errors);
         ret->value_before = f->max;
         ret->value = f->max;
         ret->baseline = configured;
@@ -169,10 +170,12 @@ static int restore(const ActionContext *c, AdmitMemory *m, SqlConn *conn, const 
                         *m = (AdmitMemory) {};
                 return 0;
         }
+        /* MariaDB counts there only the connections refused as they are accepted (past the one kept
+         * for SUPER); those refused at login with error 1040 it does not count. */
         char refused[96] = "";
-        if (f->have_errors && f->errors >= m->errors)
-                snprintf(refused, sizeof(refused), "; %" PRIu64 " connection(s) refused meanwhile",
-                         f->errors - m->errors);
+        if (f->have_errors)
+                snprintf(refused, sizeof(refused), "; Connection_errors_max_connections %" PRIu64 " -> %" PRIu64,
+                         m->errors, f->errors);
         if (c->dry_run) {
                 snprintf(ret->detail, sizeof(ret->detail),
                          "would put max_connections back %" PRIu64 " -> %" PRIu64 " (as memgov found it)%s", f->max,
