@@ -8,10 +8,11 @@
 # session already there still answers and memgov's own session (a SUPER account) still connects;
 # the restore puts back exactly the value found; a value someone else set meanwhile is left as it
 # is; nothing to lower and an account without the privilege are explained refusals.
-#   admit-mariadbd.sh MEMGOV_ADMIT_RUN MEMGOV_CONN_STORM
+#   admit-mariadbd.sh MEMGOV_ADMIT_RUN MEMGOV_CONN_STORM MEMGOV
 set -euo pipefail
 admit_run=$1
 conn_storm=$2
+memgov=$3
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../lib/mariadb.sh
 . "$here/lib/mariadb.sh"
@@ -70,6 +71,19 @@ echo "admit-mariadbd: $(mariadbd --version | cut -d' ' -f2-4); max_connections $
 # The sampler's connection count (socket descriptors) is the sessions plus the listener(s).
 (( storm_sockets >= N_STORM && storm_sockets <= N_STORM + idle_sockets + 2 )) ||
         fail "$storm_sockets socket descriptors for $N_STORM sessions ($idle_sockets idle)"
+
+# The sampler's count as the daemon records it: memgov record's connections column.
+"$memgov" record --pid "$MARIADB_PID" -i 200ms -d 1s -o "$dir/trace.csv" 2>"$dir/record.log" ||
+        fail "memgov record: $(cat "$dir/record.log")"
+recorded=$(python3 -c '
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+print(" ".join(r["connections"] for r in rows))' "$dir/trace.csv")
+for c in $recorded; do
+        (( c == storm_sockets )) || fail "memgov record counted $c connections, the server holds $storm_sockets sockets: $recorded"
+done
+[[ -n $recorded ]] || fail "memgov record wrote no connections column"
+echo "admit-mariadbd: ok: memgov record's connections column: $recorded"
 
 # A dry run: everything but the SET.
 run lower 1 $HEADROOM $FLOOR
