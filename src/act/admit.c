@@ -105,7 +105,8 @@ static int set_max(SqlConn *conn, uint64_t v, ActionResult *ret, const char *wha
 static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlConn *conn, const AdmitFacts *f,
                  ActionResult *ret) {
         char why[512];
-        /* The clients: every session but memgov's own. */
+        /* The clients: every session but memgov's own. The server may still count memgov's probe of
+         * its socket (sql_connect), closed a moment before: one client more, at most. */
         uint64_t clients = f->connected > 0 ? f->connected - 1 : 0;
         uint64_t target = MAX(clients + d->admit_headroom, (uint64_t) MAX(d->admit_floor, 1u));
         bool ours = same_server(m, c->target) && f->max == m->set;

@@ -57,7 +57,7 @@ storm_cmd() {
 }
 
 mariadb_sql "CREATE USER storm@localhost IDENTIFIED BY 'memgov-test-password'"
-idle_sockets=$(sockets)
+idle_sockets=$(sockets) rss_idle=$(mariadb_rss)
 
 # The storm: 150 sessions of an account without privileges, held open.
 coproc STORM { "$conn_storm" "$(mariadb_client_socket)" storm memgov-test-password $N_STORM; }
@@ -68,6 +68,13 @@ connected=$(status Threads_connected) storm_sockets=$(sockets)
 echo "admit-mariadbd: $(mariadbd --version | cut -d' ' -f2-4); max_connections $(max);" \
      "$N_STORM sessions open: Threads_connected $connected, socket descriptors $idle_sockets idle -> $storm_sockets," \
      "threads $(awk '/^Threads:/ {print $2}' "/proc/$MARIADB_PID/status")"
+# What the storm costs and why reset cannot see it: each session holds far less than
+# reset.min-memory (64M), while together they grew the server.
+rss_storm=$(mariadb_rss)
+largest=$(mariadb_sql "SELECT MAX(MEMORY_USED) FROM information_schema.PROCESSLIST WHERE USER = 'storm'")
+echo "admit-mariadbd: the storm: RSS $((rss_idle / 1048576))M -> $((rss_storm / 1048576))M" \
+     "($(( (rss_storm - rss_idle) / N_STORM / 1024 ))K a session); the largest session holds $((largest / 1024))K"
+(( largest < 64 * 1048576 )) || fail "a storm session holds $largest bytes"
 # The sampler's connection count (socket descriptors) is the sessions plus the listener(s).
 (( storm_sockets >= N_STORM && storm_sockets <= N_STORM + idle_sockets + 2 )) ||
         fail "$storm_sockets socket descriptors for $N_STORM sessions ($idle_sockets idle)"
@@ -91,17 +98,19 @@ run lower 1 $HEADROOM $FLOOR
         fail "dry run: error $r_error, max_connections $(max), memory $memory: $r_detail"
 echo "admit-mariadbd: ok: dry run: $r_detail"
 
-# Lower: to the clients connected (the storm; not memgov's own session) plus the headroom.
+# Lower: to the clients connected (the storm; not memgov's own session) plus the headroom. The
+# server may still count memgov's probe of its socket, a moment after it closed: one more.
+within() { (( $1 == $2 || $1 == $2 + 1 )); }
 errors_before=$(status Connection_errors_max_connections) aborted_before=$(status Aborted_connects)
 run lower 0 $HEADROOM $FLOOR
-want=$((N_STORM + HEADROOM))
-[[ $r_error == 0 && $r_value == "$want" && $(max) == "$want" && $r_value_before == "$CONFIGURED" &&
+want=$r_value
+within "$want" $((N_STORM + HEADROOM)) && [[ $r_error == 0 && $(max) == "$want" && $r_value_before == "$CONFIGURED" &&
    $r_baseline == "$CONFIGURED" && $memory == "$CONFIGURED $want $errors_before" ]] ||
         fail "lower: error $r_error, max_connections $(max), reported $r_value_before -> $r_value, memory $memory: $r_detail"
 echo "admit-mariadbd: ok: lower: $r_detail"
 
 # The headroom's connections get in, the next one is refused with 1040, the storm still answers.
-for i in $(seq $HEADROOM); do
+for i in $(seq $((want - N_STORM))); do
         storm_cmd connect
         [[ $reply == "connect ok" ]] || fail "connection $i of the headroom: $reply"
 done
@@ -110,7 +119,7 @@ storm_cmd connect
 refused=$reply
 storm_cmd ping
 [[ $reply == "alive $want of $want" ]] || fail "the sessions at max_connections: $reply"
-echo "admit-mariadbd: ok: $HEADROOM more got in, the next: ${refused#connect }; sessions: $reply"
+echo "admit-mariadbd: ok: $((want - N_STORM)) more got in, the next: ${refused#connect }; sessions: $reply"
 # A SUPER account (memgov's) still gets in: the connection the server keeps for it.
 [[ $(mariadb_sql "SELECT 6 * 7") == 42 ]] || fail "root cannot connect at max_connections"
 # MariaDB counts the refusal at login in Aborted_connects (with memgov's own probe of the socket,
@@ -146,7 +155,7 @@ storm_cmd ping
 
 # A value someone else set meanwhile is theirs: not fought, memgov forgets its own.
 run lower 0 $HEADROOM $FLOOR
-[[ $r_error == 0 && $(max) == $((want + 1 + HEADROOM)) ]] || fail "lower again: error $r_error: $r_detail"
+within "$(max)" $((want + 1 + HEADROOM)) && [[ $r_error == 0 ]] || fail "lower again: error $r_error: $r_detail"
 mariadb_sql "SET GLOBAL max_connections = 190"
 run restore 0 0 0
 [[ $r_error == 0 && $(max) == 190 && $memory == "0 0 0" && $r_detail == *"someone else"* ]] ||
@@ -169,7 +178,7 @@ echo "admit-mariadbd: ok: without the privilege: $r_detail"
 # On MariaDB, CONNECTION ADMIN alone is enough (the privilege the refusal names, beside SUPER).
 mariadb_sql "GRANT CONNECTION ADMIN ON *.* TO memgov_nopriv@localhost"
 MEMGOV_TEST_OPTION_FILE=$dir/nopriv.cnf run lower 0 $HEADROOM $FLOOR
-[[ $r_error == 0 && $(max) == $((want + 1 + HEADROOM)) ]] ||
+within "$(max)" $((want + 1 + HEADROOM)) && [[ $r_error == 0 ]] ||
         fail "with CONNECTION ADMIN: error $r_error, max_connections $(max): $r_detail"
 echo "admit-mariadbd: ok: with CONNECTION ADMIN only: $r_detail"
 mariadb_sql "SET GLOBAL max_connections = $CONFIGURED"
