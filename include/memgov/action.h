@@ -16,6 +16,7 @@ typedef enum ActionKind {
         ACTION_RESET,
         ACTION_RESTART,
         ACTION_POOL, /* resize InnoDB's buffer pool (appended: traces name actions, bit order is kept) */
+        ACTION_ADMIT, /* lower max_connections in a connection storm, or put it back (appended too) */
         _ACTION_KIND_MAX,
 } ActionKind;
 

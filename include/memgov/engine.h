@@ -80,6 +80,11 @@ typedef struct Decision {
         uint32_t pool_step;       /* one step: basis points of the configured size */
         uint32_t pool_floor;      /* never below this share (basis points) of the configured size */
         uint64_t pool_grow_max;   /* grow by at most this much (what memgov took); SIZE_UNLIMITED = no bound */
+        /* ACTION_ADMIT: lower max_connections to the connected clients plus the headroom, never
+         * below the floor; or put back the value memgov found (admit_restore) */
+        bool admit_restore;
+        unsigned admit_headroom, admit_floor;
+        unsigned admit_connections; /* the server's connection count in the sample (socket descriptors) */
 
         char reason[DECISION_REASON_MAX];
 } Decision;
@@ -145,6 +150,7 @@ typedef struct ActionState {
 } ActionState;
 
 #define ENGINE_RESTART_HISTORY 128
+#define ENGINE_CONN_BUCKETS 16
 
 typedef struct Engine {
         EngineOptions opts;
@@ -176,6 +182,17 @@ typedef struct Engine {
         unsigned pool_steps;
         bool pool_growing; /* the last pool decision was a step back up */
         usec_t calm_since; /* when the ladder last came down below throttle */
+
+        /* admission: max_connections lowered by memgov and not put back yet */
+        bool admit_lowered;
+        bool admit_restoring; /* the last admission decision puts max_connections back */
+        bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
+        usec_t max_raised_at;
+        /* The server's connection count, the fewest in each of the buckets of admit.rise-window
+         * (a ring, oldest first from conn_head): what a storm rose from. */
+        unsigned conn_min[ENGINE_CONN_BUCKETS + 1];
+        usec_t conn_t[ENGINE_CONN_BUCKETS + 1];
+        unsigned conn_n, conn_head;
 
         /* restart */
         bool restart_pending;

@@ -8,6 +8,7 @@ typedef enum Level {
         LEVEL_NORMAL,
         LEVEL_TRIM,
         LEVEL_THROTTLE,
+        LEVEL_ADMIT, /* lower max_connections in a connection storm: only new connections are refused */
         LEVEL_RESET,
         LEVEL_POOL, /* shrink InnoDB's buffer pool; entered when reset does not help (bench/pool-vs-reset) */
         LEVEL_RESTART,
@@ -104,7 +105,7 @@ typedef struct Policy {
         usec_t psi_stall;
         usec_t psi_window;
 
-        /* [trim] [throttle] [reset] [pool] [restart]: indexed by Level */
+        /* [trim] [throttle] [admit] [reset] [pool] [restart]: indexed by Level */
         StepPolicy step[_LEVEL_MAX];
 
         /* [trim] */
@@ -116,6 +117,16 @@ typedef struct Policy {
         uint32_t throttle_floor;
         uint32_t step_down;
         uint32_t full_guard; /* PSI full avg10, hundredths of a percent (= basis points) */
+
+        /* [admit] */
+        unsigned admit_min_rise;        /* connections more than the fewest within rise-window */
+        uint32_t admit_min_rise_share;  /* ...and at least this share of that fewest (basis points) */
+        usec_t admit_rise_window;
+        unsigned admit_headroom;        /* max_connections = the connected clients plus this */
+        unsigned admit_floor;           /* never below this */
+        usec_t admit_restore_after;     /* calm below throttle this long: max_connections put back */
+        uint32_t admit_max_raise;       /* memory.max raised by at most this share of the budget */
+        usec_t admit_raise_for;         /* ...for this long */
 
         /* [reset] */
         unsigned reset_max;

@@ -18,6 +18,7 @@ typedef enum SampleHas {
         SAMPLE_HAS_UPTIME = 1 << 5,  /* the server's uptime */
         SAMPLE_HAS_HOST = 1 << 6,    /* host RAM */
         SAMPLE_HAS_WS = 1 << 7,      /* a working-set figure given directly (plain traces) */
+        SAMPLE_HAS_CONNECTIONS = 1 << 8, /* the server's socket descriptors (its client connections) */
 } SampleHas;
 
 
@@ -40,6 +41,9 @@ typedef struct Sample {
         usec_t uptime;
         uint64_t rss, rss_anon;
         unsigned anon_maps, threads;
+        /* The server's socket descriptors: one per client connection, plus its few listening
+         * sockets (a connection storm shows as their rise). */
+        unsigned connections;
 
         uint64_t host_total; /* MemTotal */
         uint64_t ws;         /* with SAMPLE_HAS_WS */

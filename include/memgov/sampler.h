@@ -16,8 +16,11 @@ typedef struct Sampler {
         uint64_t starttime;  /* of pid, in clock ticks after boot */
         long clk_tck;
         unsigned maps_every; /* read /proc/PID/maps once in this many samples (it can be large) */
+        unsigned conn_every; /* count the server's sockets once in this many samples */
         unsigned tick;
         unsigned anon_maps;
+        bool have_connections;
+        unsigned connections;
         char *buf;  /* SAMPLER_FILE_MAX */
         /* What went wrong last, for a caller that logs each kind of problem once. */
         int cgroup_error, process_error;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "admit.h"
 #include "cgroup-limits.h"
 #include "memgov/actuator.h"
 #include "memgov/parse-proc.h"
@@ -58,6 +59,7 @@ const ActuatorOps actuator_ops_real = {
                 [ACTION_RESET] = reset_action,
                 [ACTION_RESTART] = restart_action,
                 [ACTION_POOL] = pool_action,
+                [ACTION_ADMIT] = admit_action,
         },
 };
 
@@ -90,5 +92,6 @@ const ActuatorOps actuator_ops_fake = {
                 [ACTION_RESET] = fake_call,
                 [ACTION_RESTART] = fake_call,
                 [ACTION_POOL] = fake_call,
+                [ACTION_ADMIT] = fake_call,
         },
 };

@@ -44,7 +44,8 @@ static usec_t limits_timeout(const Policy *p) {
 }
 
 static bool max_raise_enabled(const Policy *p) {
-        return p->max_raise > 0; /* memory.max is only ever raised for a restart */
+        /* memory.max is only ever raised for a restart, or for a while once admission is lowered */
+        return p->max_raise > 0 || (p->step[LEVEL_ADMIT].enabled && p->admit_max_raise > 0);
 }
 
 /* ---- reset ---- */
@@ -100,6 +101,22 @@ static uint64_t pool_caps(const Policy *p, const PrivilegeNeeds *n) {
         return sql_caps(p);
 }
 
+/* ---- admission (max_connections) ---- */
+
+static usec_t admit_backoff(const Policy *p) {
+        return p->step[LEVEL_ADMIT].backoff > 0 ? p->step[LEVEL_ADMIT].backoff : p->step[LEVEL_ADMIT].cooldown;
+}
+
+static usec_t admit_timeout(const Policy *p) {
+        /* connect, read the counts, set, read back */
+        return 2 * p->sql_connect_timeout + 4 * p->sql_query_timeout + 5 * USEC_PER_SEC;
+}
+
+static uint64_t admit_caps(const Policy *p, const PrivilegeNeeds *n) {
+        /* The connection count is read from the server's /proc/PID/fd (0500, the server's user). */
+        return sql_caps(p) | CAP(CAP_DAC_READ_SEARCH);
+}
+
 const ActionInfo action_table[_ACTION_KIND_MAX] = {
         [ACTION_TRIM] = {
                 .name = "trim", .verb = "trim", .summary = "trim(s)",
@@ -127,22 +144,32 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .message_id = "3463c69795ad41739599c8b28c573430",
                 .level = LEVEL_RESET, .paced = true, .measured = true, .freed_column = "reset_freed", .reclaims = true,
                 .backoff = reset_backoff, .timeout = reset_timeout, .capabilities = reset_caps,
-                .chart_rgb = 0xc5b0d5, .chart_text_rgb = 0x5e3c99, .chart_rank = 3, .chart_label = "reset", .chart_legend = "reset",
+                .chart_rgb = 0xc5b0d5, .chart_text_rgb = 0x5e3c99, .chart_rank = 4, .chart_label = "reset", .chart_legend = "reset",
         },
         [ACTION_RESTART] = {
                 .name = "restart", .verb = "restart", .summary = "graceful restart(s)",
                 .message_id = "f35287a3f95646a58ea0fec8bf1de717",
                 .level = LEVEL_RESTART, .paced = true, .reclaims = true,
                 .backoff = restart_backoff, .timeout = restart_timeout, .capabilities = restart_caps,
-                .chart_rgb = 0xf7b6d2, .chart_text_rgb = 0xad1457, .chart_rank = 5, .chart_label = "restart", .chart_legend = "restart",
+                .chart_rgb = 0xf7b6d2, .chart_text_rgb = 0xad1457, .chart_rank = 6, .chart_label = "restart", .chart_legend = "restart",
         },
         [ACTION_POOL] = {
                 .name = "pool", .verb = "resize pool", .summary = "buffer-pool resize(s)",
                 .message_id = "5b8c2e1f6a9d4f0b8e3a7c1d2f4b6e90",
                 .level = LEVEL_POOL, .paced = true, .measured = true, .freed_column = "pool_freed", .reclaims = true,
                 .backoff = pool_backoff, .timeout = pool_timeout, .capabilities = pool_caps,
-                .chart_rgb = 0xdbdb8d, .chart_text_rgb = 0x827717, .chart_rank = 4, .chart_label = "pool",
+                .chart_rgb = 0xdbdb8d, .chart_text_rgb = 0x827717, .chart_rank = 5, .chart_label = "pool",
                 .chart_legend = "buffer pool resized",
+        },
+        [ACTION_ADMIT] = {
+                .name = "admission", .verb = "set max_connections", .summary = "max_connections change(s)",
+                .message_id = "1b35d506ab044f7fa5b30ccee69abd21",
+                /* Not measured: it gives nothing back, it stops the growth that new connections
+                 * bring; once it is in place and the working set still rises, the ladder goes on. */
+                .level = LEVEL_ADMIT, .paced = true,
+                .backoff = admit_backoff, .timeout = admit_timeout, .capabilities = admit_caps,
+                .chart_rgb = 0x9edae5, .chart_text_rgb = 0x00838f, .chart_rank = 3, .chart_label = "admit",
+                .chart_legend = "max_connections set",
         },
 };
 

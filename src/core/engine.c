@@ -72,8 +72,10 @@ void engine_set_policy(Engine *e, const Policy *old, const Policy *p) {
         if (old->trend_window != p->trend_window || old->trend_points != p->trend_points ||
             old->trend_min_points != p->trend_min_points)
                 trends_init(e, p);
-        /* A step the new policy disables cannot stay the current level. */
-        while (e->level > LEVEL_NORMAL && !p->step[e->level].enabled)
+        /* A step the new policy disables cannot stay the current level; nor can admission, unless
+         * it is in place (it is a rung only in a connection storm). */
+        while (e->level > LEVEL_NORMAL &&
+               (!p->step[e->level].enabled || (e->level == LEVEL_ADMIT && !e->admit_lowered)))
                 e->level--;
 }
 
@@ -91,6 +93,8 @@ void engine_set_simulate(Engine *e, bool simulate) {
         e->high_known = false;
         e->high_mismatch = 0;
         e->max_raised = false;
+        e->max_by_admit = false;
+        e->admit_lowered = false;
         e->restart_pending = false;
 }
 
@@ -118,6 +122,15 @@ unsigned engine_leave(const Engine *e, Decision *ret, unsigned max) {
                                       .value = e->max_original };
                 snprintf(ret[n].reason, sizeof(ret[n].reason), "memgov stops: restore memory.max to %s",
                          format_bytes(a, e->max_original));
+                n++;
+        }
+        /* max_connections lowered for a connection storm: back to what memgov found (the
+         * actuator leaves a value someone else set since). */
+        if (e->admit_lowered && n < max) {
+                ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_ADMIT, .level = e->level,
+                                      .admit_restore = true };
+                snprintf(ret[n].reason, sizeof(ret[n].reason),
+                         "memgov stops: put max_connections back as it was found");
                 n++;
         }
         return n;
@@ -259,9 +272,61 @@ static bool limits_writable(const Sample *s) {
         return (s->has & SAMPLE_HAS_CGROUP) && !s->limits_readonly;
 }
 
+/* The server's connection count goes into buckets of admit.rise-window / ENGINE_CONN_BUCKETS,
+ * each keeping the fewest it saw; buckets older than the window go. */
+static void conn_add(Engine *e, const Policy *p, const Sample *s, usec_t now) {
+        if (!(s->has & SAMPLE_HAS_CONNECTIONS))
+                return;
+        usec_t width = MAX(p->admit_rise_window / ENGINE_CONN_BUCKETS, (usec_t) 1);
+        const unsigned size = ELEMENTSOF(e->conn_min);
+        while (e->conn_n > 0 && now - e->conn_t[e->conn_head] > p->admit_rise_window) {
+                e->conn_head = (e->conn_head + 1) % size;
+                e->conn_n--;
+        }
+        unsigned last = (e->conn_head + e->conn_n + size - 1) % size;
+        if (e->conn_n > 0 && now - e->conn_t[last] < width) {
+                e->conn_min[last] = MIN(e->conn_min[last], s->connections);
+                return;
+        }
+        if (e->conn_n == size) {
+                e->conn_head = (e->conn_head + 1) % size;
+                e->conn_n--;
+        }
+        unsigned i = (e->conn_head + e->conn_n) % size;
+        e->conn_min[i] = s->connections;
+        e->conn_t[i] = now;
+        e->conn_n++;
+}
+
+/* The fewest connections within admit.rise-window (this sample's included). */
+static unsigned conn_fewest(const Engine *e) {
+        unsigned fewest = UINT32_MAX;
+        for (unsigned j = 0; j < e->conn_n; j++)
+                fewest = MIN(fewest, e->conn_min[(e->conn_head + j) % ELEMENTSOF(e->conn_min)]);
+        return fewest;
+}
+
+/* Admission helps only when the growth comes with new connections: the count rose within
+ * admit.rise-window by admit.min-rise, and by admit.min-rise-share of what it rose from. */
+static bool connections_rising(const Tick *k) {
+        const Sample *s = k->s;
+        if (!(s->has & SAMPLE_HAS_CONNECTIONS) || k->e->conn_n == 0)
+                return false;
+        unsigned fewest = conn_fewest(k->e);
+        if (s->connections <= fewest)
+                return false;
+        uint64_t rise = s->connections - fewest;
+        return rise >= k->p->admit_min_rise && rise * BP_ONE >= (uint64_t) fewest * k->p->admit_min_rise_share;
+}
+
 static bool step_available(const Tick *k, Level l) {
         if (!k->p->step[l].enabled)
                 return false;
+        /* Admission is a rung only in a connection storm (or while it is in place, or the ladder
+         * is on it): with a flat count it would not help, and the ladder passes it by. */
+        if (l == LEVEL_ADMIT)
+                return (k->s->has & SAMPLE_HAS_CONNECTIONS) &&
+                       (k->e->admit_lowered || k->e->level == LEVEL_ADMIT || connections_rising(k));
         /* memory.high needs a cgroup to write, and PSI to tell a throttled server from a stalled one. */
         if (l == LEVEL_THROTTLE)
                 return limits_writable(k->s) && (k->s->has & SAMPLE_HAS_PSI) && k->s->psi.has_full;
@@ -321,6 +386,8 @@ static bool step_exhausted(const Tick *k, Level l) {
                 return e->act[ACTION_TRIM].spent;
         case LEVEL_THROTTLE:
                 return e->psi_guard || e->high_at_floor || e->act[ACTION_SET_HIGH].spent;
+        case LEVEL_ADMIT: /* in place already: what it can do is done */
+                return e->admit_lowered || e->act[ACTION_ADMIT].spent;
         case LEVEL_POOL:
                 return e->act[ACTION_POOL].spent || pool_at_floor(k->p, e);
         case LEVEL_RESET:
@@ -472,8 +539,10 @@ static void observe_events(Tick *k) {
         if (!new_pid && !younger)
                 return;
 
-        /* A new server process starts at its configured buffer pool: nothing to grow back. */
+        /* A new server process starts at its configured buffer pool and max_connections: nothing
+         * to grow or put back. */
         e->pool_steps = 0;
+        e->admit_lowered = false;
         if (e->restart_pending) {
                 e->restart_pending = false;
                 emit_code(k, DECISION_EVENT, EVENT_RESTART_DONE, "graceful restart done (server pid %d -> %d)", (int) e->prev_pid,
@@ -499,6 +568,10 @@ static void observe_failures(Tick *k) {
                         e->restart_pending = false;
                 else if (a == ACTION_POOL && !e->pool_growing && e->pool_steps > 0)
                         e->pool_steps--; /* the step down did not happen (at the floor, or no pool) */
+                else if (a == ACTION_ADMIT)
+                        /* A lowering that failed left max_connections as it was; a restore that
+                         * failed left it lowered: put back once the backoff is over. */
+                        e->admit_lowered = e->admit_restoring;
                 else if (a == ACTION_SET_HIGH)
                         /* What is in memory.high now is not known: re-plan from the sample. */
                         e->high_known = false;
@@ -873,6 +946,88 @@ usec_t engine_action_ready_at(const Engine *e, const Policy *p, ActionKind a) {
         return ready;
 }
 
+/* While admission takes effect (the sessions already admitted still allocate), memory.max is
+ * raised by admit.max-raise of the budget for admit.raise-for: never past host RAM minus
+ * budget.host-reserve, only where memory.max is memgov's to write, and not over a raise that is
+ * in place already (a restart's). */
+static void admit_raise_max(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        const Sample *s = k->s;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+
+        if (p->admit_max_raise == 0 || !limits_writable(s) || s->memory_max == SIZE_UNLIMITED || e->max_raised ||
+            e->act[ACTION_SET_MAX].spent)
+                return;
+        uint64_t raise = apply_bp(k->budget, p->admit_max_raise);
+        const char *bound = "admit.max-raise";
+        if (s->has & SAMPLE_HAS_HOST) {
+                uint64_t top = s->host_total > p->host_reserve ? s->host_total - p->host_reserve : 0;
+                if (s->memory_max >= top)
+                        return; /* no room left above memory.max on this host */
+                if (top - s->memory_max < raise) {
+                        raise = top - s->memory_max;
+                        bound = "host RAM minus budget.host-reserve";
+                }
+        }
+        uint64_t raised = page_round(e, s->memory_max + raise);
+        if (raised <= s->memory_max)
+                return;
+        Decision *d = emit_action(k, ACTION_SET_MAX,
+                                  "raise memory.max %s -> %s for %s while admission takes effect (%s)",
+                                  format_bytes(a, s->memory_max), format_bytes(b, raised),
+                                  format_timespan(t, p->admit_raise_for), bound);
+        if (d) {
+                d->value = raised;
+                d->old_value = s->memory_max;
+        }
+        e->max_original = s->memory_max;
+        e->max_raised = true;
+        e->max_restoring = false;
+        e->max_by_admit = true;
+        e->max_raised_at = k->now;
+}
+
+/* The raise for admission lasts admit.raise-for. */
+static void admit_max_back(Tick *k) {
+        Engine *e = k->e;
+        char t[FORMAT_TIMESPAN_MAX];
+
+        if (!e->max_raised || !e->max_by_admit || e->restart_pending || k->now - e->max_raised_at < k->p->admit_raise_for)
+                return;
+        char why[64];
+        snprintf(why, sizeof(why), " (admit.raise-for %s is over)", format_timespan(t, k->p->admit_raise_for));
+        restore_max(k, why);
+        e->max_by_admit = false;
+}
+
+/* max_connections goes back to what memgov found, at once, once the ladder is calm below
+ * throttle for admit.restore-after (and as long after the lowering): raising it frees nothing and
+ * costs nothing by itself, and a storm that comes back meets the rung again. In steps it would
+ * only keep refusing clients longer for no memory. */
+static void plan_admit_restore(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char t[FORMAT_TIMESPAN_MAX];
+
+        if (!e->admit_lowered || e->act[ACTION_ADMIT].spent || e->restart_pending || k->emergency)
+                return;
+        if (e->level >= LEVEL_THROTTLE || k->now - e->calm_since < p->admit_restore_after ||
+            k->now - e->act[ACTION_ADMIT].last < p->admit_restore_after)
+                return;
+        if (e->last_action > 0 && k->now - e->last_action < p->settle)
+                return;
+        Decision *d = emit_action(k, ACTION_ADMIT, "%s: put max_connections back as it was found, calm for %s",
+                                  k->ctx, format_timespan(t, k->now - e->calm_since));
+        if (d) {
+                d->admit_restore = true;
+                d->admit_connections = (k->s->has & SAMPLE_HAS_CONNECTIONS) ? k->s->connections : 0;
+        }
+        e->admit_lowered = false;
+        e->admit_restoring = true;
+        note_action(k, ACTION_ADMIT, false);
+}
+
 static void act(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -901,6 +1056,9 @@ static void act(Tick *k) {
                         e->max_raised = true;
                         e->max_restoring = false;
                 }
+                /* A raise for admission still in place goes on as the restart's: restored once
+                 * the server is back, not when admit.raise-for is over. */
+                e->max_by_admit = false;
                 unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
                 Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", k->ctx,
                                    recent + 1, p->restart_max_per_day,
@@ -952,6 +1110,27 @@ static void act(Tick *k) {
                         d->reset_in_trx = in_trx;
                 }
                 note_action(k, ACTION_RESET, true);
+                return;
+        }
+
+        if (e->level >= LEVEL_ADMIT && step_available(k, LEVEL_ADMIT) && !e->admit_lowered &&
+            !e->act[ACTION_ADMIT].spent && cooldown_over(k, ACTION_ADMIT, LEVEL_ADMIT) && recheck(k, LEVEL_ADMIT) &&
+            connections_rising(k)) {
+                unsigned fewest = conn_fewest(e);
+                admit_raise_max(k);
+                Decision *d = emit_action(k, ACTION_ADMIT,
+                                          "%s; %u connections, up from %u within admit.rise-window %s: lower "
+                                          "max_connections to the connected clients plus %u (not below %u)",
+                                          k->ctx, k->s->connections, fewest, format_timespan(t, p->admit_rise_window),
+                                          p->admit_headroom, p->admit_floor);
+                if (d) {
+                        d->admit_headroom = p->admit_headroom;
+                        d->admit_floor = p->admit_floor;
+                        d->admit_connections = k->s->connections;
+                }
+                e->admit_lowered = true;
+                e->admit_restoring = false;
+                note_action(k, ACTION_ADMIT, false);
                 return;
         }
 
@@ -1084,6 +1263,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         e->notice_shown = CODE_NONE;
         e->last_budget = k.budget;
         recent_add(e, now, k.ws);
+        conn_add(e, p, s, now);
 
         trend_add(&e->trend, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
         trend_add(&e->trend_short, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
@@ -1102,6 +1282,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         measure_effects(&k);
         expire_backoffs(&k);
         retry_max_restore(&k);
+        admit_max_back(&k);
         resync_high(&k);
 
         if (!step_available(&k, LEVEL_THROTTLE) && p->step[LEVEL_THROTTLE].enabled &&
@@ -1125,6 +1306,9 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                 Level up = next_above(&k, target);
                 /* Destructive rungs are entered on their own thresholds only. */
                 if (up == target || up == LEVEL_RESET || up == LEVEL_RESTART)
+                        break;
+                /* Admission too: it refuses clients, and only a storm at its thresholds calls for it. */
+                if (up == LEVEL_ADMIT && !step_enters(&k, LEVEL_ADMIT))
                         break;
                 if (up == LEVEL_POOL && !pool_called_for(&k))
                         break;
@@ -1154,6 +1338,8 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         act(&k);
         if (out->n_decisions == before_act)
                 plan_pool_grow(&k);
+        if (out->n_decisions == before_act)
+                plan_admit_restore(&k);
         plan_high(&k);
 
         bool near = k.ws_bp >= p->fast_above || e->level >= LEVEL_TRIM ||

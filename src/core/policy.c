@@ -16,6 +16,7 @@ static const char *const level_names[_LEVEL_MAX] = {
         [LEVEL_NORMAL] = "normal",
         [LEVEL_TRIM] = "trim",
         [LEVEL_THROTTLE] = "throttle",
+        [LEVEL_ADMIT] = "admit",
         [LEVEL_RESET] = "reset",
         [LEVEL_POOL] = "pool",
         [LEVEL_RESTART] = "restart",
@@ -157,6 +158,32 @@ static const PolicyKey keys[] = {
         K("throttle", "full-guard", KT_PERCENT, offsetof(Policy, full_guard), 1, PCT(100),
           "a PSI share from 0.01% to 100%, like 20%"),
 
+        K("admit", "enabled", KT_BOOL, STEP(LEVEL_ADMIT, enabled), 0, 0, "yes or no"),
+        K("admit", "at", KT_PERCENT_OFF, STEP(LEVEL_ADMIT, at), PCT(1), PCT(100),
+          "a share of the budget from 1% to 100% like 90%, or off"),
+        K("admit", "eta", KT_TIMESPAN_OFF, STEP(LEVEL_ADMIT, eta), USEC_PER_SEC, 30 * USEC_PER_DAY,
+          "a duration from 1s to 30d like 30m, or off"),
+        K("admit", "cooldown", KT_TIMESPAN, STEP(LEVEL_ADMIT, cooldown), USEC_PER_SEC, USEC_PER_DAY,
+          "a duration from 1s to 1d, like 1m"),
+        K("admit", "backoff", KT_TIMESPAN, STEP(LEVEL_ADMIT, backoff), 0, 7 * USEC_PER_DAY,
+          "a duration up to 7d, like 10m"),
+        K("admit", "min-rise", KT_UINT, offsetof(Policy, admit_min_rise), 1, 100000,
+          "a number of connections from 1 to 100000, like 20"),
+        K("admit", "min-rise-share", KT_PERCENT, offsetof(Policy, admit_min_rise_share), 0, PCT(1000),
+          "a share of the connection count from 0% to 1000%, like 25%"),
+        K("admit", "rise-window", KT_TIMESPAN, offsetof(Policy, admit_rise_window), 10 * USEC_PER_SEC,
+          USEC_PER_DAY, "a duration from 10s to 1d, like 5m"),
+        K("admit", "headroom", KT_UINT, offsetof(Policy, admit_headroom), 0, 100000,
+          "a number of connections from 0 to 100000, like 10"),
+        K("admit", "floor", KT_UINT, offsetof(Policy, admit_floor), 1, 100000,
+          "a number of connections from 1 to 100000, like 10"),
+        K("admit", "restore-after", KT_TIMESPAN, offsetof(Policy, admit_restore_after), USEC_PER_SEC, USEC_PER_DAY,
+          "a duration from 1s to 1d, like 10m"),
+        K("admit", "max-raise", KT_PERCENT, offsetof(Policy, admit_max_raise), 0, PCT(50),
+          "a share of the budget from 0% to 50%, like 5%"),
+        K("admit", "raise-for", KT_TIMESPAN, offsetof(Policy, admit_raise_for), USEC_PER_SEC, USEC_PER_HOUR,
+          "a duration from 1s to 1h, like 2m"),
+
         K("reset", "enabled", KT_BOOL, STEP(LEVEL_RESET, enabled), 0, 0, "yes or no"),
         K("reset", "at", KT_PERCENT_OFF, STEP(LEVEL_RESET, at), PCT(1), PCT(100),
           "a share of the budget from 1% to 100% like 92%, or off"),
@@ -257,7 +284,7 @@ static const PolicyKey keys[] = {
 #define N_KEYS ELEMENTSOF(keys)
 
 static const char *const sections[] = {
-        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "reset", "pool", "sql", "restart", "metrics",
+        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "admit", "reset", "pool", "sql", "restart", "metrics",
 };
 
 const char *const *policy_key_names(void) {
@@ -924,9 +951,18 @@ static void validate(Validator *v) {
                         const char *field = which == 0 ? "at" : "eta";
                         if (!s->enabled || (which == 0 ? s->at : s->eta) == 0)
                                 continue;
+                        /* Admission's thresholds, when a file leaves them at the default, are not
+                         * held against the file's own: a policy written before the rung existed
+                         * stays valid (the rung still acts when the ladder passes it on the way
+                         * to reset). */
+                        snprintf(ka, sizeof(ka), "admit.%s", field);
+                        bool admit_own = set_here(v, ka);
+                        if (l == LEVEL_ADMIT && !admit_own)
+                                continue;
                         Level lo = l;
                         while (--lo > LEVEL_NORMAL)
-                                if (p->step[lo].enabled && (which == 0 ? p->step[lo].at : p->step[lo].eta) > 0)
+                                if (p->step[lo].enabled && (which == 0 ? p->step[lo].at : p->step[lo].eta) > 0 &&
+                                    (lo != LEVEL_ADMIT || admit_own))
                                         break;
                         if (lo == LEVEL_NORMAL)
                                 continue;
@@ -936,14 +972,14 @@ static void validate(Validator *v) {
                         bool hi = set_here(v, kb) || !set_here(v, ka);
                         if (which == 0 && s->at < t->at)
                                 conflict(v, ka, kb, "%s: %s is %s %s = %s (expected the thresholds to "
-                                         "rise with the ladder: trim <= throttle <= reset <= pool <= restart)",
+                                         "rise with the ladder: trim <= throttle <= admit <= reset <= pool <= restart)",
                                          hi ? kb : ka, format_bp(b1, hi ? s->at : t->at),
                                          hi ? "below" : "above", hi ? ka : kb,
                                          format_bp(b2, hi ? t->at : s->at));
                         if (which == 1 && s->eta > t->eta)
                                 conflict(v, ka, kb, "%s: %s is %s than %s = %s (expected the ETA "
                                          "thresholds to shrink up the ladder: trim >= throttle >= "
-                                         "reset >= pool >= restart)",
+                                         "admit >= reset >= pool >= restart)",
                                          hi ? kb : ka, format_timespan(t1, hi ? s->eta : t->eta),
                                          hi ? "longer" : "shorter", hi ? ka : kb,
                                          format_timespan(t2, hi ? t->eta : s->eta));
@@ -951,12 +987,12 @@ static void validate(Validator *v) {
 
         uint32_t lowest = 0;
         const char *lowest_key = NULL;
-        static const char *const at_keys[_LEVEL_MAX] = { NULL, "trim.at", "throttle.at", "reset.at",
-                                                         "restart.at" };
+        char lowest_buf[64];
         for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++)
                 if (p->step[l].enabled && p->step[l].at > 0 && (lowest == 0 || p->step[l].at < lowest)) {
                         lowest = p->step[l].at;
-                        lowest_key = at_keys[l];
+                        snprintf(lowest_buf, sizeof(lowest_buf), "%s.at", level_to_string(l));
+                        lowest_key = lowest_buf;
                 }
         if (lowest_key && p->hysteresis >= lowest)
                 conflict(v, lowest_key, "governor.hysteresis",

@@ -1015,7 +1015,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
 
 /* On the way out, directly (the action thread may be busy with a long restart). */
 static void leave_limits(Manager *m) {
-        Decision d[2];
+        Decision d[3];
         unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, d, ELEMENTSOF(d));
         for (unsigned i = 0; i < n; i++) {
                 ActionTarget t;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 
 int sampler_init(Sampler *s, const Roots *roots) {
         assert(s);
-        *s = (Sampler) { .roots = roots, .cgroup_fd = -1, .maps_every = 60 };
+        *s = (Sampler) { .roots = roots, .cgroup_fd = -1, .maps_every = 60, .conn_every = 5 };
         s->clk_tck = sysconf(_SC_CLK_TCK);
         if (s->clk_tck <= 0)
                 s->clk_tck = 100;
@@ -39,6 +40,7 @@ void sampler_set_target(Sampler *s, int cgroup_fd, pid_t pid, uint64_t starttime
         s->starttime = starttime;
         s->tick = 0;
         s->anon_maps = 0;
+        s->have_connections = false;
 }
 
 static ssize_t read_at(Sampler *s, int dirfd, const char *path) {
@@ -87,6 +89,46 @@ static int read_cgroup(Sampler *s, Sample *ret) {
         return 0;
 }
 
+/* The server's socket descriptors: one per client connection (over its unix socket or TCP),
+ * plus its few listening sockets. Read from /proc/PID/fd without SQL, into the sampler's buffer
+ * (nothing allocated): a readlink per descriptor, about 5 µs each (11.5 ms for 2155 descriptors,
+ * 1 ms for a server with 150 sessions), hence once in conn_every samples, the count kept in
+ * between: a storm's rise takes seconds to minutes. A server that runs a thread per connection
+ * keeps the threads of ended connections in its cache, so that its thread count is no measure of
+ * them; its sockets are. */
+static int count_sockets(Sampler *s, unsigned *ret) {
+        char path[64], link[16];
+        unsigned n = 0;
+        int r = 0;
+
+        snprintf(path, sizeof(path), "%d/fd", (int) s->pid);
+        int fd = openat(s->roots->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t k = getdents64(fd, s->buf, SAMPLER_FILE_MAX);
+                if (k < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (k == 0)
+                        break;
+                for (ssize_t off = 0; off < k;) {
+                        const struct dirent64 *de = (const struct dirent64 *) (s->buf + off);
+                        off += de->d_reclen;
+                        if (de->d_name[0] == '.')
+                                continue;
+                        ssize_t l = readlinkat(fd, de->d_name, link, sizeof(link));
+                        if (l >= 8 && memcmp(link, "socket:[", 8) == 0)
+                                n++;
+                }
+        }
+        close(fd);
+        if (r == 0)
+                *ret = n;
+        return r;
+}
+
 static int read_process(Sampler *s, usec_t boottime, Sample *ret) {
         char path[64];
         ProcStat pst;
@@ -124,6 +166,12 @@ static int read_process(Sampler *s, usec_t boottime, Sample *ret) {
         ret->threads = st.threads;
         ret->anon_maps = s->anon_maps;
         ret->has |= SAMPLE_HAS_PROCESS;
+        if (s->tick % s->conn_every == 0)
+                s->have_connections = count_sockets(s, &s->connections) == 0;
+        if (s->have_connections) {
+                ret->connections = s->connections;
+                ret->has |= SAMPLE_HAS_CONNECTIONS;
+        }
 
         usec_t started = pst.starttime * USEC_PER_SEC / (usec_t) s->clk_tck;
         if (boottime >= started) {

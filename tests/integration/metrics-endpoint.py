@@ -118,7 +118,7 @@ def run(tmp):
         fail("budget, dry_run or target_up")
     levels = [s for s in fams["memgov_level"]["samples"] if s[2] == 1]
     names = [s[1]["level"] for s in fams["memgov_level"]["samples"]]
-    if len(levels) != 1 or names != ["normal", "trim", "throttle", "reset", "pool", "restart"]:
+    if len(levels) != 1 or names != ["normal", "trim", "throttle", "admit", "reset", "pool", "restart"]:
         fail(f"memgov_level is not a state set with one level on: {fams['memgov_level']['samples']}")
     trims = v("memgov_actions_total", action="trim", result="dry_run")
     if trims < 1 or v("memgov_actions_total", action="trim", result="done") != 0:

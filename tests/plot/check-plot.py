@@ -47,7 +47,7 @@ SERIES = ["WORKING_SET", "MEMORY_CURRENT", "MEMORY_HIGH", "MEMORY_MAX", "BUDGET"
 # The actions' markers take their colours from the registry of actions (src/core/action.c), the
 # OOM kill's and the series' from plot.h.
 ACTIONS = {"TRIM": "EVENT_TRIM", "SET_HIGH": "EVENT_SET_HIGH", "SET_MAX": "EVENT_SET_MAX", "RESET": "EVENT_RESET",
-           "RESTART": "EVENT_RESTART", "POOL": "EVENT_POOL"}
+           "RESTART": "EVENT_RESTART", "POOL": "EVENT_POOL", "ADMIT": "EVENT_ADMIT"}
 EVENTS = list(ACTIONS.values()) + ["EVENT_OOM_KILL"]
 
 
@@ -216,6 +216,7 @@ JSON_KIND_TO_EVENT = {
     "reset": "EVENT_RESET",
     "restart": "EVENT_RESTART",
     "pool": "EVENT_POOL",
+    "admission": "EVENT_ADMIT",
 }
 
 

@@ -121,6 +121,39 @@ def session_growth(path):
             f.write(row(d) + "\n")
 
 
+def connection_storm(path):
+    """memgov's own format with the server's connection count (recorded in dry run), a sample
+    every 2 s, under memory.max 2G: 1.48G and 30 connections; a storm of new sessions from the
+    third minute, one every 5 s, each holding 1M (0.7G/h); the storm ends fifteen minutes later at
+    210 connections (as it would once admission refuses the rest), the sessions leave five minutes
+    later (the working set back to 1.3G), and it stays calm for forty minutes more."""
+    rng = random.Random(5)
+    wall0 = 1786363200 * 10**6
+    columns = COLUMNS + ["connections"]
+    conns = 30
+    step = 2
+    with open(path, "w") as f:
+        f.write("# memgov trace\n" + ",".join(columns) + "\n")
+        for t in range(0, 3600, step):
+            if 120 <= t < 1020 and t % 5 < step:
+                conns += 1
+            elif t == 1320:
+                conns = 30
+            base = 1.48 * GB if t < 1320 else 1.3 * GB
+            ws = base + (conns - 30) * MB + rng.gauss(0, 0.5 * MB)
+            inactive = 50 * MB
+            d = {"mono_us": 50 * 10**6 + t * 10**6, "wall_us": wall0 + t * 10**6, "utc_offset": 0,
+                 "memory_current": int(ws + inactive), "memory_high": "max", "memory_max": 2 * GB,
+                 "anon": int(ws), "file": int(inactive), "inactive_file": int(inactive), "active_file": 0,
+                 "shmem": 0, "events_low": 0, "events_high": 0, "events_max": 0, "events_oom": 0,
+                 "events_oom_kill": 0, "events_oom_group_kill": 0,
+                 "psi_some_avg10": "0.00", "psi_some_avg60": "0.00", "psi_some_avg300": "0.00",
+                 "psi_some_total": 1000 + t, "psi_full_avg10": "0.00", "psi_full_avg60": "0.00",
+                 "psi_full_avg300": "0.00", "psi_full_total": 500 + t,
+                 "pid": 5150, "rss": int(ws), "rss_anon": int(ws), "anon_maps": 40, "threads": 20 + conns,
+                 "uptime_us": (86400 + t) * 10**6, "host_total": 8 * GB, "connections": conns + 1}
+            f.write(",".join(str(d.get(c, "")) for c in columns) + "\n")
+
 if __name__ == "__main__":
     import os
     here = os.path.dirname(os.path.abspath(__file__))
@@ -128,3 +161,4 @@ if __name__ == "__main__":
     epoch_kb(os.path.join(here, "plateau-epoch-kb.tsv"))
     cron_trim_sawtooth(os.path.join(here, "cron-trim-sawtooth.csv"))
     session_growth(os.path.join(here, "session-growth.csv"))
+    connection_storm(os.path.join(here, "connection-storm.csv"))

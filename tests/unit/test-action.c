@@ -91,7 +91,16 @@ static void test_capabilities_from_rows(void **state) {
         assert_false(action_info(ACTION_RESTART)->capabilities(&p, &n) & (UINT64_C(1) << CAP_KILL));
         assert_true(action_enabled(&p, ACTION_SET_MAX));
         p.max_raise = 0;
+        /* memory.max is raised for admission too, for a while */
+        assert_true(action_enabled(&p, ACTION_SET_MAX));
+        p.admit_max_raise = 0;
         assert_false(action_enabled(&p, ACTION_SET_MAX));
+        p.admit_max_raise = 500;
+        p.step[LEVEL_ADMIT].enabled = false;
+        assert_false(action_enabled(&p, ACTION_SET_MAX));
+        /* admission talks SQL to the server's own socket */
+        p.step[LEVEL_ADMIT].enabled = true;
+        assert_true(action_info(ACTION_ADMIT)->capabilities(&p, &n) & (UINT64_C(1) << CAP_DAC_READ_SEARCH));
         p.step[LEVEL_TRIM].enabled = false;
         assert_false(action_enabled(&p, ACTION_TRIM));
 }

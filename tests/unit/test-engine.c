@@ -22,6 +22,7 @@
 #define T_RESET    (DECISION_ACTION + ACTION_RESET)
 #define T_RESTART  (DECISION_ACTION + ACTION_RESTART)
 #define T_POOL     (DECISION_ACTION + ACTION_POOL)
+#define T_ADMIT    (DECISION_ACTION + ACTION_ADMIT)
 #define T_LEVEL    decision_kind_class(DECISION_LEVEL)
 #define T_EFFECT   decision_kind_class(DECISION_EFFECT)
 #define T_HOLD     decision_kind_class(DECISION_HOLD)
@@ -1078,6 +1079,213 @@ static void test_trend_short_scale(void **state) {
         free(sim);
 }
 
+
+/* A connection storm: the working set from 89.5 % rising 300K/s (at admit.at 90 % after about
+ * 170 s, its ETA about an hour: reset.at 92 % is 11 minutes away), the server's connections from
+ * `from` rising `per_s` a second after a minute of calm at `from`. Stops at the first admission
+ * decision, or after 400 s. */
+#define STORM_WS (9165 * MB)
+static void storm(Sim *sim, unsigned from, unsigned per_s) {
+        sim->s.has |= SAMPLE_HAS_CONNECTIONS;
+        sim->s.connections = from;
+        set_ws(sim, STORM_WS);
+        sim_run(sim, 60 * SEC, SEC);
+        for (unsigned t = 0; t < 400 && !find(sim, T_ADMIT, 0); t++) {
+                set_ws(sim, STORM_WS + (uint64_t) t * 300 * 1024);
+                sim->s.connections = from + t * per_s;
+                sim_tick(sim, SEC);
+        }
+}
+
+static void test_admit_on_rising_connections(void **state) {
+        Sim *sim = sim_new(false);
+        storm(sim, 20, 1);
+        const Decision *d = find(sim, T_ADMIT, 0);
+        expect(d && !d->admit_restore && d->admit_headroom == 10 && d->admit_floor == 10);
+        /* At its threshold, with the connections risen: before reset, which was never decided. */
+        expect(d->working_set >= apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at));
+        expect(find_level(sim, LEVEL_THROTTLE, LEVEL_ADMIT, LEVEL_UP_AT, 0));
+        expect(d->admit_connections >= 20 + 20);
+        expect(find_level(sim, LEVEL_THROTTLE, LEVEL_ADMIT, _DECISION_CODE_MAX, 0));
+        expect(!find(sim, T_RESET, 0));
+        expect(sim->e.admit_lowered);
+        /* memory.max raised by admit.max-raise (5 %) in the same tick, for admit.raise-for. */
+        const Decision *m = find(sim, T_SET_MAX, 0);
+        expect(m && m->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)) && m->old_value == BUDGET);
+        expect(sim->s.memory_max == m->value);
+        usec_t lowered = last_at(sim, T_ADMIT);
+
+        /* Admission holds: the count and the working set flat. It is not lowered twice, and
+         * memory.max goes back after raise-for, while the budget stayed put. */
+        unsigned mark = sim->n;
+        sim_run(sim, 150 * SEC, SEC);
+        expect(count(sim, T_ADMIT, mark) == 0);
+        const Decision *back = find(sim, T_SET_MAX, mark);
+        expect(back && back->value == BUDGET && back->budget == BUDGET);
+        expect(sim->s.memory_max == BUDGET);
+        expect(sim->e.level == LEVEL_ADMIT);
+
+        /* Calm: max_connections put back once below throttle for admit.restore-after, not before
+         * (the trim spent and the trend still rising after the fall keep the ladder at throttle a
+         * while). */
+        mark = sim->n;
+        set_ws(sim, 6 * GB);
+        usec_t calm = 0;
+        for (unsigned t = 0; t < 3600 && !find(sim, T_ADMIT, mark); t++) {
+                sim_tick(sim, SEC);
+                if (sim->e.level >= LEVEL_THROTTLE)
+                        calm = 0;
+                else if (!calm)
+                        calm = sim->now;
+        }
+        const Decision *r = find(sim, T_ADMIT, mark);
+        expect(r && r->admit_restore && calm > 0);
+        usec_t restored = last_at(sim, T_ADMIT);
+        expect(restored - calm >= sim->p.admit_restore_after && restored - calm < sim->p.admit_restore_after + 2 * SEC);
+        expect(restored - lowered >= sim->p.admit_restore_after);
+        expect(!sim->e.admit_lowered && count(sim, T_ADMIT, mark) == 1);
+        check_invariants(sim);
+        free(sim);
+}
+
+/* Calm that does not last (a working set back near throttle) does not put max_connections back. */
+static void test_admit_restore_hysteresis(void **state) {
+        Sim *sim = sim_new(false);
+        storm(sim, 20, 1);
+        expect(sim->e.admit_lowered);
+        unsigned mark = sim->n;
+        unsigned calm_spells = 0;
+        for (unsigned i = 0; i < 3; i++) {
+                /* down until calm, calm for 8 minutes (under admit.restore-after 10m), back up */
+                set_ws(sim, 6 * GB);
+                for (unsigned t = 0; t < 3600 && sim->e.level >= LEVEL_THROTTLE; t++)
+                        sim_tick(sim, SEC);
+                calm_spells += sim->e.level < LEVEL_THROTTLE;
+                sim_run(sim, 8 * 60 * SEC, SEC);
+                set_ws(sim, 9 * GB); /* back to throttle */
+                for (unsigned t = 0; t < 600 && sim->e.level < LEVEL_THROTTLE; t++)
+                        sim_tick(sim, SEC);
+                expect(sim->e.level >= LEVEL_THROTTLE);
+        }
+        expect(calm_spells == 3);
+        expect(count(sim, T_ADMIT, mark) == 0);
+        expect(sim->e.admit_lowered);
+        check_invariants(sim);
+        free(sim);
+}
+
+/* The same growth with a flat connection count: admission would not help, the ladder goes from
+ * throttle on to reset as without the rung. A rise under admit.min-rise is flat too. */
+static void test_admit_not_with_flat_connections(void **state) {
+        for (unsigned per = 0; per < 2; per++) {
+                Sim *sim = sim_new(false);
+                sim->s.has |= SAMPLE_HAS_CONNECTIONS;
+                sim->s.connections = 170;
+                set_ws(sim, 8 * GB + 700 * MB);
+                sim_run(sim, 60 * SEC, SEC);
+                for (unsigned t = 0; t < 300; t++) {
+                        set_ws(sim, 8 * GB + 700 * MB + (uint64_t) t * 2 * MB);
+                        /* a rise of 15 (under min-rise 20) over 300 s, or none */
+                        sim->s.connections = 170 + (per ? t / 20 : 0);
+                        sim_tick(sim, SEC);
+                }
+                expect(count(sim, T_ADMIT, 0) == 0);
+                expect(find_level(sim, LEVEL_THROTTLE, LEVEL_RESET, _DECISION_CODE_MAX, 0));
+                expect(find(sim, T_RESET, 0));
+                check_invariants(sim);
+                free(sim);
+        }
+}
+
+/* A rise that is a small share of many connections is no storm (admit.min-rise-share). */
+static void test_admit_rise_share(void **state) {
+        Sim *sim = sim_new(false);
+        storm(sim, 2000, 1); /* +400 in 400 s, 20 % of 2000 */
+        expect(count(sim, T_ADMIT, 0) == 0);
+        free(sim);
+        sim = sim_new(false);
+        sim->p.admit_min_rise_share = 1000; /* 10 % */
+        storm(sim, 2000, 1);
+        expect(count(sim, T_ADMIT, 0) == 1);
+        free(sim);
+}
+
+/* The raise never goes past host RAM minus budget.host-reserve; none without room, none with
+ * admit.max-raise 0 or a read-only cgroup file system. */
+static void test_admit_max_raise_bounded(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.has |= SAMPLE_HAS_HOST;
+        sim->s.host_total = BUDGET + sim->p.host_reserve + 100 * MB;
+        storm(sim, 20, 1);
+        expect(find(sim, T_ADMIT, 0));
+        const Decision *m = find(sim, T_SET_MAX, 0);
+        expect(m && m->value == PAGE_DOWN(BUDGET + 100 * MB) && strstr(m->reason, "host-reserve"));
+        free(sim);
+
+        sim = sim_new(false);
+        sim->s.has |= SAMPLE_HAS_HOST;
+        sim->s.host_total = BUDGET + 200 * MB; /* less than the reserve above memory.max */
+        storm(sim, 20, 1);
+        expect(find(sim, T_ADMIT, 0) && !find(sim, T_SET_MAX, 0));
+        free(sim);
+
+        sim = sim_new(false);
+        sim->p.admit_max_raise = 0;
+        storm(sim, 20, 1);
+        expect(find(sim, T_ADMIT, 0) && !find(sim, T_SET_MAX, 0));
+        free(sim);
+}
+
+/* A dry run decides the same (the actuator only says "would"), assumes nothing was written, and
+ * has nothing to put back when memgov stops. */
+static void test_admit_dry_run(void **state) {
+        Decision d[3];
+        Sim *sim = sim_new(true);
+        storm(sim, 20, 1);
+        expect(find(sim, T_ADMIT, 0) && find(sim, T_SET_MAX, 0));
+        expect(sim->s.memory_max == BUDGET);
+        expect(engine_leave(&sim->e, d, 3) == 0);
+        free(sim);
+
+        /* Live: memgov stopping puts memory.max and max_connections back. */
+        sim = sim_new(false);
+        storm(sim, 20, 1);
+        unsigned n = engine_leave(&sim->e, d, 3);
+        expect(n == 3 && decision_class(&d[1]) == T_SET_MAX && d[1].value == BUDGET &&
+               decision_class(&d[2]) == T_ADMIT && d[2].admit_restore);
+        free(sim);
+}
+
+/* A lowering that failed (the account lacks the privilege): not again before its backoff, and
+ * the ladder goes on to reset on reset's own thresholds. A new server process starts at its own
+ * max_connections: nothing to put back. */
+static void test_admit_failure_and_new_server(void **state) {
+        Sim *sim = sim_new(false);
+        storm(sim, 20, 1);
+        expect(sim->e.admit_lowered);
+        action_feedback_fail(&sim->fb, ACTION_ADMIT);
+        unsigned mark = sim->n;
+        for (unsigned t = 0; t < 200; t++) {
+                set_ws(sim, 9 * GB + 100 * MB + (uint64_t) t * 2 * MB);
+                sim->s.connections += 1;
+                sim_tick(sim, SEC);
+        }
+        const Decision *f = find_code(sim, T_EFFECT, EFFECT_FAILED, mark);
+        expect(f && f->action == ACTION_ADMIT);
+        expect(!sim->e.admit_lowered && count(sim, T_ADMIT, mark) == 0);
+        expect(find(sim, T_RESET, mark));
+        free(sim);
+
+        sim = sim_new(false);
+        storm(sim, 20, 1);
+        expect(sim->e.admit_lowered);
+        sim->s.pid = 200;
+        sim->s.uptime = SEC;
+        sim_tick(sim, SEC);
+        expect(!sim->e.admit_lowered);
+        free(sim);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_calm),
@@ -1113,6 +1321,13 @@ int main(void) {
                 cmocka_unit_test(test_live_restart_timeout),
                 cmocka_unit_test(test_trend_at_every_spacing),
                 cmocka_unit_test(test_trend_short_scale),
+                cmocka_unit_test(test_admit_on_rising_connections),
+                cmocka_unit_test(test_admit_restore_hysteresis),
+                cmocka_unit_test(test_admit_not_with_flat_connections),
+                cmocka_unit_test(test_admit_rise_share),
+                cmocka_unit_test(test_admit_max_raise_bounded),
+                cmocka_unit_test(test_admit_dry_run),
+                cmocka_unit_test(test_admit_failure_and_new_server),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,14 +88,15 @@ static void test_summary(void **state) {
         assert_string_equal(l.text[3], "  peak             working set 61G = 101% of the budget at 2026-08-11 00:10:12 (+1h)");
         assert_string_equal(l.text[4], "  first trim       2026-08-11 00:09:57 (+1h)");
         assert_string_equal(l.text[5], "  first throttle   never");
-        assert_string_equal(l.text[7], "  first pool       never");
-        assert_string_equal(l.text[9], "  OOM predicted    for 2026-08-11 02:09:57 (+3h), when the ladder first moved at 2026-08-11 00:09:57 (+1h)");
-        assert_string_equal(l.text[10], "  budget reached   at 2026-08-11 00:10:12 (+1h)");
-        assert_string_equal(l.text[11], "  would have done  1 trim(s), 0 memory.high change(s), 0 memory.max change(s), 0 connection reset(s), 0 graceful restart(s), 0 buffer-pool resize(s)");
-        assert_string_equal(l.text[12], "  held back        0 time(s); effects judged: 1, freeing 1G in all");
+        assert_string_equal(l.text[6], "  first admit      never");
+        assert_string_equal(l.text[8], "  first pool       never");
+        assert_string_equal(l.text[10], "  OOM predicted    for 2026-08-11 02:09:57 (+3h), when the ladder first moved at 2026-08-11 00:09:57 (+1h)");
+        assert_string_equal(l.text[11], "  budget reached   at 2026-08-11 00:10:12 (+1h)");
+        assert_string_equal(l.text[12], "  would have done  1 trim(s), 0 memory.high change(s), 0 memory.max change(s), 0 connection reset(s), 0 graceful restart(s), 0 buffer-pool resize(s), 0 max_connections change(s)");
+        assert_string_equal(l.text[13], "  held back        0 time(s); effects judged: 1, freeing 1G in all");
         /* What a replay cannot know is said. */
-        assert_string_contains(l.text[13], "  not simulated    what the actions free");
-        assert_int_equal(l.n, 14);
+        assert_string_contains(l.text[14], "  not simulated    what the actions free");
+        assert_int_equal(l.n, 15);
 }
 
 static void test_verbs(void **state) {

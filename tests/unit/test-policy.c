@@ -190,11 +190,11 @@ static void test_errors(void **state) {
 
 static void test_contradictions(void **state) {
         expect_one("[trim]\nat = 97%\n",
-                   "t.ini:2: trim.at: 97% is above throttle.at = 88% (expected the thresholds to rise with the ladder: trim <= throttle <= reset <= pool <= restart)");
+                   "t.ini:2: trim.at: 97% is above throttle.at = 88% (expected the thresholds to rise with the ladder: trim <= throttle <= admit <= reset <= pool <= restart)");
         expect_one("[restart]\nat = 50%\n",
-                   "t.ini:2: restart.at: 50% is below reset.at = 92% (expected the thresholds to rise with the ladder: trim <= throttle <= reset <= pool <= restart)");
+                   "t.ini:2: restart.at: 50% is below reset.at = 92% (expected the thresholds to rise with the ladder: trim <= throttle <= admit <= reset <= pool <= restart)");
         expect_one("[restart]\neta = 2h\nemergency-eta = 10m\n",
-                   "t.ini:2: restart.eta: 2h is longer than reset.eta = 20m (expected the ETA thresholds to shrink up the ladder: trim >= throttle >= reset >= pool >= restart)");
+                   "t.ini:2: restart.eta: 2h is longer than reset.eta = 20m (expected the ETA thresholds to shrink up the ladder: trim >= throttle >= admit >= reset >= pool >= restart)");
         /* A disabled rung does not take part. */
         Policy *p = new_policy();
         Messages m;

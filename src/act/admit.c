@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "admit.h"
+#include "memgov/actuator.h"
+#include "memgov/sql.h"
+#include "memgov/strutil.h"
+
+/* Admission control: SET GLOBAL max_connections. A server at its max_connections refuses a new
+ * connection with error 1040 "Too many connections" as it logs in; the sessions already there go
+ * on. MariaDB 10.11 counts in Connection_errors_max_connections only the connections it refuses
+ * as it accepts them (past the one it keeps for SUPER), not those refused at login (measured:
+ * a 1040 at login left it at 0). MariaDB and MySQL keep one connection more for an account with
+ * SUPER (MariaDB 10.5.2+: CONNECTION ADMIN; MySQL 8: CONNECTION_ADMIN), and MariaDB more on its
+ * extra_port (extra_max_connections): memgov's own session still gets in. Setting the variable
+ * needs SUPER, or CONNECTION ADMIN on MariaDB 10.5.2+ (measured on 10.11: that alone is enough),
+ * SYSTEM_VARIABLES_ADMIN on MySQL 8; lowering it below the sessions connected ends none of them. */
+
+static const char facts_query[] =
+        "SELECT @@GLOBAL.max_connections, "
+        "(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED'), "
+        "(SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+        "WHERE VARIABLE_NAME = 'CONNECTION_ERRORS_MAX_CONNECTIONS')";
+
+/* MySQL 5.7+ keeps the status in performance_schema (information_schema's table is gone in 8.0). */
+static const char facts_query_mysql[] =
+        "SELECT @@GLOBAL.max_connections, "
+        "(SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Threads_connected'), "
+        "(SELECT VARIABLE_VALUE FROM performance_schema.global_status "
+        "WHERE VARIABLE_NAME = 'Connection_errors_max_connections')";
+
+typedef struct AdmitFacts {
+        bool have_max, have_connected, have_errors;
+        uint64_t max, connected, errors;
+} AdmitFacts;
+
+/* A refusal that says why in full: the detail, no errno text after it. */
+_printf_(3, 4) static int refuse(ActionResult *ret, int error, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
+        va_end(ap);
+        ret->explained = true;
+        return error;
+}
+
+static bool parse_u64(const char *s, uint64_t *ret) {
+        char *end;
+        if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+                return false;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno != 0 || *end)
+                return false;
+        *ret = v;
+        return true;
+}
+
+static int read_facts(void *userdata, unsigned n, char **row) {
+        AdmitFacts *f = userdata;
+        if (n < 3)
+                return 0;
+        f->have_max = parse_u64(row[0], &f->max);
+        f->have_connected = parse_u64(row[1], &f->connected);
+        f->have_errors = parse_u64(row[2], &f->errors);
+        return 0;
+}
+
+static int facts(SqlConn *conn, AdmitFacts *ret, char *why, size_t why_size) {
+        *ret = (AdmitFacts) {};
+        int r = sql_run(conn, conn->mariadb ? facts_query : facts_query_mysql, read_facts, ret, why, why_size);
+        if (r < 0)
+                return r;
+        if (!ret->have_max || !ret->have_connected) {
+                snprintf(why, why_size, "the server did not report max_connections and Threads_connected");
+                return -EIO;
+        }
+        return 0;
+}
+
+static bool same_server(const AdmitMemory *m, const ActionTarget *t) {
+        return m->configured > 0 && m->pid == t->pid && m->starttime == t->starttime;
+}
+
+static int set_max(SqlConn *conn, uint64_t v, ActionResult *ret, const char *what) {
+        char stmt[64], why[512];
+        snprintf(stmt, sizeof(stmt), "SET GLOBAL max_connections = %" PRIu64, v);
+        int r = sql_run(conn, stmt, NULL, NULL, why, sizeof(why));
+        if (r == -EACCES)
+                return refuse(ret, r,
+                              "admission: the account may not set max_connections to %s it (it needs SUPER, or "
+                              "CONNECTION ADMIN on MariaDB, SYSTEM_VARIABLES_ADMIN on MySQL 8): %s", what, why);
+        if (r < 0)
+                return refuse(ret, r, "admission: %s failed: %s", stmt, why);
+        return 0;
+}
+
+static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlConn *conn, const AdmitFacts *f,
+                 ActionResult *ret) {
+        char why[512];
+        /* The clients: every session but memgov's own. The server may still count memgov's probe of
+         * its socket (sql_connect), closed a moment before: one client more, at most. */
+        uint64_t clients = f->connected > 0 ? f->connected - 1 : 0;
+        uint64_t target = MAX(clients + d->admit_headroom, (uint64_t) MAX(d->admit_floor, 1u));
+        bool ours = same_server(m, c->target) && f->max == m->set;
+        uint64_t configured = ours ? m->configured : f->max;
+        char errors[64] = "";
+
+        if (f->have_errors)
+                snprintf(errors, sizeof(errors), "; Connection_errors_max_connections %" PRIu64 " so far", f->errors);
+        ret->value_before = f->max;
+        ret->value = f->max;
+        ret->baseline = configured;
+        if (target >= f->max)
+                return refuse(ret, -EALREADY,
+                              "admission: max_connections is %" PRIu64 " already, not above the %" PRIu64
+                              " client(s) connected plus admit.headroom %u (or admit.floor %u): nothing to lower%s",
+                              f->max, clients, d->admit_headroom, d->admit_floor, errors);
+        char plan[256];
+        snprintf(plan, sizeof(plan),
+                 "max_connections %" PRIu64 " -> %" PRIu64 " (%" PRIu64 " client(s) connected plus %u%s)%s", f->max,
+                 target, clients, d->admit_headroom, target > clients + d->admit_headroom ? ", at admit.floor" : "",
+                 errors);
+        if (c->dry_run) {
+                snprintf(ret->detail, sizeof(ret->detail), "would lower %s", plan);
+                return 0;
+        }
+        int r = set_max(conn, target, ret, "lower");
+        if (r < 0)
+                return r;
+        AdmitFacts after;
+        if (facts(conn, &after, why, sizeof(why)) < 0)
+                return refuse(ret, -EIO, "admission: set max_connections to %" PRIu64 ", reading it back: %s", target,
+                              why);
+        ret->value = after.max;
+        if (after.max != target)
+                return refuse(ret, -EIO, "admission: the server did not set max_connections to %" PRIu64 ": it is %" PRIu64,
+                              target, after.max);
+        *m = (AdmitMemory) { .pid = c->target->pid, .starttime = c->target->starttime, .configured = configured,
+                             .set = target, .errors = f->have_errors ? f->errors : 0 };
+        snprintf(ret->detail, sizeof(ret->detail), "lowered %s", plan);
+        return 0;
+}
+
+static int restore(const ActionContext *c, AdmitMemory *m, SqlConn *conn, const AdmitFacts *f, ActionResult *ret) {
+        char why[512];
+
+        ret->value_before = f->max;
+        ret->value = f->max;
+        if (!same_server(m, c->target)) {
+                snprintf(ret->detail, sizeof(ret->detail),
+                         "admission: memgov did not lower max_connections of this server process (it is %" PRIu64
+                         "): nothing to put back", f->max);
+                return 0;
+        }
+        ret->baseline = m->configured;
+        if (f->max != m->set) {
+                /* Someone else set it since: theirs, not fought. */
+                snprintf(ret->detail, sizeof(ret->detail),
+                         "admission: max_connections is %" PRIu64 ", not the %" PRIu64 " memgov set: changed by "
+                         "someone else since, left as it is (memgov found %" PRIu64 ")",
+                         f->max, m->set, m->configured);
+                if (!c->dry_run)
+                        *m = (AdmitMemory) {};
+                return 0;
+        }
+        /* MariaDB counts there only the connections refused as they are accepted (past the one kept
+         * for SUPER); those refused at login with error 1040 it does not count. */
+        char refused[96] = "";
+        if (f->have_errors)
+                snprintf(refused, sizeof(refused), "; Connection_errors_max_connections %" PRIu64 " -> %" PRIu64,
+                         m->errors, f->errors);
+        if (c->dry_run) {
+                snprintf(ret->detail, sizeof(ret->detail),
+                         "would put max_connections back %" PRIu64 " -> %" PRIu64 " (as memgov found it)%s", f->max,
+                         m->configured, refused);
+                return 0;
+        }
+        int r = set_max(conn, m->configured, ret, "put back");
+        if (r < 0)
+                return r;
+        AdmitFacts after;
+        if (facts(conn, &after, why, sizeof(why)) < 0)
+                return refuse(ret, -EIO, "admission: set max_connections to %" PRIu64 ", reading it back: %s",
+                              m->configured, why);
+        ret->value = after.max;
+        if (after.max != m->configured)
+                return refuse(ret, -EIO, "admission: the server did not set max_connections back to %" PRIu64
+                              ": it is %" PRIu64, m->configured, after.max);
+        snprintf(ret->detail, sizeof(ret->detail),
+                 "put max_connections back %" PRIu64 " -> %" PRIu64 " (as memgov found it)%s", f->max, m->configured,
+                 refused);
+        *m = (AdmitMemory) {};
+        return 0;
+}
+
+int admit_run(const ActionContext *c, const Decision *d, AdmitMemory *m, ActionResult *ret) {
+        assert(c);
+        assert(d);
+        assert(m);
+        assert(ret);
+        char why[512];
+        SqlConn conn;
+        AdmitFacts f;
+
+        int r = sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why));
+        if (r < 0) {
+                snprintf(ret->detail, sizeof(ret->detail), "admission: %s", why);
+                return r;
+        }
+        r = facts(&conn, &f, why, sizeof(why));
+        if (r < 0)
+                r = refuse(ret, r, "admission: reading max_connections and Threads_connected: %s", why);
+        else
+                r = d->admit_restore ? restore(c, m, &conn, &f, ret) : lower(c, d, m, &conn, &f, ret);
+        sql_close(&conn);
+        return r;
+}
+
+/* What memgov found and set, for the server process governed. One action thread calls this,
+ * and memgov's way out another: hence the lock. */
+static struct {
+        pthread_mutex_t lock;
+        AdmitMemory m;
+} remembered = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+int admit_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        pthread_mutex_lock(&remembered.lock);
+        int r = admit_run(c, d, &remembered.m, ret);
+        pthread_mutex_unlock(&remembered.lock);
+        return r;
+}

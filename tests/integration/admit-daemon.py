@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The admission rung through the daemon, on a fake cgroup and proc tree: the sampler counts the
+server's socket descriptors (/proc/PID/fd links "socket:[N]"), the trace records them, and a
+working set rising with a connection storm makes the daemon (dry run) lower max_connections and
+raise memory.max for a while; the same growth with a flat count goes to reset instead. The
+recorded trace replays to the decisions the daemon logged.
+usage: admit-daemon.py MEMGOV SOURCE_ROOT"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_tree import PID, Checks, MB, inactive_file, make_tree, set_current  # noqa: E402
+
+MEMGOV, SRC = sys.argv[1], sys.argv[2]
+DATA = os.path.join(SRC, "tests", "data")
+CHECKS = Checks("admit-daemon")
+fail, ok, wait_for = CHECKS.fail, CHECKS.ok, CHECKS.wait_for
+
+POLICY = """
+[admit]
+at = 70%
+eta = 40s
+cooldown = 5s
+backoff = 10s
+rise-window = 30s
+min-rise = 10
+min-rise-share = 25%
+restore-after = 10s
+raise-for = 5s
+"""
+
+
+def sockets(proc, n):
+    fd = os.path.join(proc, str(PID), "fd")
+    os.makedirs(fd, exist_ok=True)
+    have = len(os.listdir(fd))
+    for i in range(have, n):
+        os.symlink(f"socket:[{100000 + i}]", os.path.join(fd, str(10 + i)))
+
+
+def run(tmp, storm):
+    ws0 = 120 * MB
+    inactive = inactive_file(DATA)
+    cg, proc = make_tree(DATA, tmp, ws0 + inactive)
+    conns = 5
+    sockets(proc, conns)
+    # a few files beside the sockets, as a server has
+    for i in range(3):
+        os.symlink(f"/var/lib/mysql/ibdata{i}", os.path.join(proc, str(PID), "fd", str(3 + i)))
+    policy = os.path.join(tmp, "policy.ini")
+    with open(policy, "w") as f:
+        f.write(open(os.path.join(SRC, "tests", "vm", "policies", "fast.ini")).read() + POLICY)
+    os.chmod(policy, 0o644)
+    trace, log_path = os.path.join(tmp, "trace.csv"), os.path.join(tmp, "memgov.log")
+    log = open(log_path, "w")
+    d = subprocess.Popen([MEMGOV, "run", "--dry-run", "--cgroup-root", cg, "--proc-root", proc, "--cgroup", "/db",
+                          "--policy", policy, "--socket", os.path.join(tmp, "memgov.sock"), "--record", trace,
+                          "--state-dir", tmp], stderr=log)
+    try:
+        def logged():
+            return open(log_path).read()
+        wait_for(lambda: "governing cgroup /db" in logged(), "the daemon to find its target")
+        time.sleep(3)  # a calm baseline: the fewest connections within the rise window
+        ws = ws0
+        want = "would set max_connections" if storm else "would reset"
+        for _ in range(400):
+            if want in logged():
+                break
+            ws += 1 * MB
+            set_current(cg, ws + inactive)
+            if storm and conns < 200:
+                conns += 2
+                sockets(proc, conns)
+            time.sleep(0.2)
+        else:
+            fail(f"no '{want}' in the daemon's log (storm {storm}):\n{logged()[-3000:]}")
+        time.sleep(1)
+    finally:
+        d.terminate()
+        d.wait(timeout=10)
+    text = logged()
+    lines = [line for line in text.splitlines() if "max_connections" in line or "would reset" in line]
+    rows = list(csv.DictReader(line for line in open(trace) if not line.startswith("#")))
+    counts = [int(r["connections"]) for r in rows if r.get("connections")]
+    if not counts:
+        fail("the trace has no connections column")
+    if storm:
+        adm = [line for line in lines if "would set max_connections" in line]
+        if "connections, up from" not in adm[0]:
+            fail(f"the admission decision does not say the rise: {adm[0]}")
+        if "would set memory.max" not in text or "while admission takes effect" not in text:
+            fail(f"no memory.max raise with the admission:\n{text[-2000:]}")
+        if "would reset" in text.split("would set max_connections")[0]:
+            fail("a reset came before the admission")
+        if max(counts) <= counts[0] + 10:
+            fail(f"the recorded connection count did not rise: {counts[:3]} ... {counts[-3:]}")
+        ok(f"storm: connections recorded {counts[0]} -> {max(counts)}; {adm[0].split('memgov: ')[-1][:200]}")
+    else:
+        if "max_connections" in text:
+            fail(f"admission with a flat connection count:\n{text[-2000:]}")
+        if len(set(counts)) != 1:
+            fail(f"the recorded count moved: {set(counts)}")
+        ok(f"flat count ({counts[0]}): no admission, the ladder went on to reset")
+
+    # The recorded trace replays to the decisions the daemon logged (their kinds, in order).
+    r = subprocess.run([MEMGOV, "replay", "--json", "--policy", policy, trace], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"replay: {r.stderr}")
+    kinds = [x["kind"] for x in json.loads(r.stdout)["decisions"]]
+    if storm and "admission" not in kinds:
+        fail(f"the replay has no admission decision: {kinds}")
+    if not storm and "admission" in kinds:
+        fail(f"the replay of a flat count has an admission decision: {kinds}")
+    ok(f"replay of the recorded trace: {kinds.count('admission')} admission decision(s), "
+       f"{kinds.count('reset')} reset(s)")
+
+
+def main():
+    if os.geteuid() != 0:
+        print("admit-daemon: SKIP: needs root")
+        sys.exit(77)
+    for storm in (True, False):
+        tmp = tempfile.mkdtemp(prefix="memgov-admit-daemon-")
+        try:
+            run(tmp, storm)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One step of the admission rung against a real server: admit_run() called as the daemon's action
+ * worker would, with what memgov remembers of the server given and printed back, and its
+ * ActionResult printed as key=value lines (detail last) for admit-mariadbd.sh to check.
+ *   memgov-admit-run PID lower|restore DRY_RUN(0|1) HEADROOM FLOOR [CONFIGURED SET ERRORS]
+ * MEMGOV_TEST_OPTION_FILE: the [sql] option-file to log in with (another account). Exits 0 when
+ * admit_run() ran (whatever it returned), 2 on a usage error. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admit.h"
+#include "memgov/actuator.h"
+#include "memgov/policy.h"
+#include "memgov/sql.h"
+
+static int usage(void) {
+        fprintf(stderr, "usage: memgov-admit-run PID lower|restore DRY_RUN HEADROOM FLOOR [CONFIGURED SET ERRORS]\n");
+        return 2;
+}
+
+static bool number(const char *s, uint64_t *ret) {
+        char *end;
+        if (!*s || strspn(s, "0123456789") != strlen(s))
+                return false;
+        *ret = strtoull(s, &end, 10);
+        return *end == 0;
+}
+
+int main(int argc, char **argv) {
+        uint64_t pid, dry, headroom, floor, configured = 0, set = 0, errors = 0;
+        Policy p;
+
+        if ((argc != 6 && argc != 9) || !number(argv[1], &pid) || (strcmp(argv[2], "lower") && strcmp(argv[2], "restore")) ||
+            !number(argv[3], &dry) || !number(argv[4], &headroom) || !number(argv[5], &floor) ||
+            (argc == 9 && (!number(argv[6], &configured) || !number(argv[7], &set) || !number(argv[8], &errors))))
+                return usage();
+        if (policy_load_default(&p) < 0) {
+                fprintf(stderr, "memgov-admit-run: the default policy does not load\n");
+                return 2;
+        }
+        const char *opt = getenv("MEMGOV_TEST_OPTION_FILE");
+        if (opt)
+                snprintf(p.sql_option_file, sizeof(p.sql_option_file), "%s", opt);
+        sql_library_init();
+
+        ActionTarget t = { .kind = TARGET_PID, .cgroup_fd = -1, .pid = (pid_t) pid };
+        snprintf(t.description, sizeof(t.description), "process %d", (int) t.pid);
+        ActionContext c = { .target = &t, .policy = &p, .dry_run = dry != 0 };
+        Decision d = {
+                .kind = DECISION_ACTION,
+                .action = ACTION_ADMIT,
+                .admit_restore = !strcmp(argv[2], "restore"),
+                .admit_headroom = (unsigned) headroom,
+                .admit_floor = (unsigned) floor,
+        };
+        AdmitMemory m = { .pid = t.pid, .configured = configured, .set = set, .errors = errors };
+        ActionResult res = {};
+
+        int r = admit_run(&c, &d, &m, &res);
+        printf("error=%d\n", r);
+        printf("explained=%d\n", res.explained);
+        printf("value_before=%" PRIu64 "\n", res.value_before);
+        printf("value=%" PRIu64 "\n", res.value);
+        printf("baseline=%" PRIu64 "\n", res.baseline);
+        printf("memory=%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", m.configured, m.set, m.errors);
+        printf("detail=%s\n", res.detail);
+        return 0;
+}
