@@ -33,6 +33,7 @@ def main():
     verbs = {"level": "level", "would trim": "trim", "would set memory.high": "memory.high",
              "would set memory.max": "memory.max", "would reset": "reset", "would restart": "restart",
              "would resize pool": "pool", "resize pool": "pool",
+             "would set max_connections": "admission", "set max_connections": "admission",
              "trim": "trim", "set memory.high": "memory.high", "set memory.max": "memory.max",
              "reset": "reset", "restart": "restart", "effect": "effect", "hold": "hold", "event": "event"}
     pattern = re.compile(r"^memgov: (?:warning: |error: )?(" + "|".join(sorted(map(re.escape, verbs), key=len, reverse=True)) + r") +(.*)$")
