@@ -34,3 +34,7 @@ int check_trusted_dir(int dirfd, uid_t euid, char *why, size_t why_size);
  * process puts in its files cannot lead memgov to one of the host's. flags as open(2)'s
  * (O_CLOEXEC always). */
 int open_in_process_root(pid_t pid, const char *path, int flags);
+/* The same below a root directory already open. openat2() where there is one; without it (an
+ * old kernel, a seccomp filter that answers ENOSYS), or with walk, the same resolution done one
+ * component at a time. */
+int open_in_root(int rootfd, const char *path, int flags, bool walk);

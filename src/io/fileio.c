@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -183,15 +184,154 @@ int check_trusted_dir(int dirfd, uid_t euid, char *why, size_t why_size) {
         return 0;
 }
 
+static void close_dir(int *dir, int to) {
+        if (*dir >= 0)
+                close(*dir);
+        *dir = to;
+}
+
+/* What openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS) does, one component at a time, for a
+ * kernel or a seccomp filter without openat2 (systemd 252's SystemCallFilter= answers ENOSYS for
+ * it): every component opened with O_NOFOLLOW, a symbolic link's text read and walked on (from
+ * the root when absolute), ".." never above the root, at most 40 links. The kernel follows no
+ * link itself, so no magic link (/proc/self/root) and no absolute link leaves the root. */
+static int open_in_root_walk(int rootfd, const char *path, int flags) {
+        char buf[PATH_MAX], next[PATH_MAX], target[PATH_MAX], comp[NAME_MAX + 1];
+        struct stat root_st, st;
+        unsigned links = 0;
+        int dir = -1, r;
+
+        if (fstat(rootfd, &root_st) < 0)
+                return negative_errno();
+        if (strlen(path) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        strcpy(buf, path);
+        const char *rest = buf;
+        dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+        if (dir < 0)
+                return negative_errno();
+
+        for (;;) {
+                rest += strspn(rest, "/");
+                if (*rest == '\0') {
+                        /* The path names a directory (the root itself, or "a/b/"). */
+                        if (flags & O_PATH)
+                                return dir;
+                        r = openat(dir, ".", flags | O_CLOEXEC);
+                        r = r < 0 ? negative_errno() : r;
+                        close(dir);
+                        return r;
+                }
+                size_t n = strcspn(rest, "/");
+                if (n > NAME_MAX) {
+                        close(dir);
+                        return -ENAMETOOLONG;
+                }
+                memcpy(comp, rest, n);
+                comp[n] = '\0';
+                rest += n;
+                bool last = rest[strspn(rest, "/")] == '\0';
+
+                if (streq(comp, "."))
+                        continue;
+                if (streq(comp, "..")) {
+                        if (fstat(dir, &st) < 0) {
+                                r = negative_errno();
+                                close(dir);
+                                return r;
+                        }
+                        if (st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino)
+                                continue; /* ".." of the root is the root */
+                        int up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                        if (up < 0) {
+                                r = negative_errno();
+                                close(dir);
+                                return r;
+                        }
+                        close_dir(&dir, up);
+                        continue;
+                }
+
+                int fd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0) {
+                        r = negative_errno();
+                        if (fd >= 0)
+                                close(fd);
+                        close(dir);
+                        return r;
+                }
+                if (S_ISLNK(st.st_mode)) {
+                        ssize_t k = ++links > 40 ? -1 : readlinkat(fd, "", target, sizeof(target) - 1);
+                        r = links > 40 ? -ELOOP : k < 0 ? negative_errno() : 0;
+                        close(fd);
+                        if (r == 0 && (size_t) k + strlen(rest) >= sizeof(next))
+                                r = -ENAMETOOLONG;
+                        if (r < 0) {
+                                close(dir);
+                                return r;
+                        }
+                        target[k] = '\0';
+                        snprintf(next, sizeof(next), "%s%s", target, rest);
+                        strcpy(buf, next);
+                        rest = buf;
+                        if (target[0] == '/') {
+                                int top = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+                                if (top < 0) {
+                                        r = negative_errno();
+                                        close(dir);
+                                        return r;
+                                }
+                                close_dir(&dir, top);
+                        }
+                        continue;
+                }
+                if (last) {
+                        if (flags & O_PATH) {
+                                close(dir);
+                                return fd;
+                        }
+                        /* Opened for real by name once more: it must be the file just looked at. */
+                        struct stat again;
+                        r = openat(dir, comp, flags | O_NOFOLLOW | O_CLOEXEC);
+                        if (r < 0)
+                                r = negative_errno();
+                        else if (fstat(r, &again) < 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino) {
+                                close(r);
+                                r = -EAGAIN;
+                        }
+                        close(fd);
+                        close(dir);
+                        return r;
+                }
+                if (!S_ISDIR(st.st_mode)) {
+                        close(fd);
+                        close(dir);
+                        return -ENOTDIR;
+                }
+                close_dir(&dir, fd);
+        }
+}
+
+int open_in_root(int rootfd, const char *path, int flags, bool walk) {
+        assert(path);
+        if (!walk) {
+                struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+                int fd = (int) syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return fd;
+                if (errno != ENOSYS)
+                        return negative_errno();
+        }
+        return open_in_root_walk(rootfd, path, flags);
+}
+
 int open_in_process_root(pid_t pid, const char *path, int flags) {
         assert(path);
         char root[64];
-        struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 
         snprintf(root, sizeof(root), "/proc/%d/root", (int) pid);
         _cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
                 return negative_errno();
-        int fd = (int) syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-        return fd < 0 ? negative_errno() : fd;
+        return open_in_root(rootfd, path, flags, false);
 }

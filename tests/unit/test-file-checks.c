@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The files memgov trusts: a policy (it names commands memgov runs) and an SQL option file (it
- * holds a password). Each refusal, on real files. */
+ * holds a password). Each refusal, on real files. And how memgov opens a file as a server in
+ * another root sees it: never one of the host's. */
 #include "test-util.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "memgov/fileio.h"
 #include "memgov/policy-file.h"
 #include "memgov/sql.h"
 
@@ -58,6 +60,73 @@ static void test_policy_file(void **state) {
         assert_int_equal(p.step[LEVEL_TRIM].at, 7000);
 }
 
+/* A server's root with links that point out of it: the file inside is what opens, or nothing,
+ * never the host's /etc/passwd; openat2() and the walk without it agree on every path. */
+static void test_open_in_root(void **state) {
+        char root[256], sub[300], path[256];
+        snprintf(root, sizeof(root), "%s/root", dir);
+        snprintf(sub, sizeof(sub), "%s/etc", root);
+        assert_int_equal(mkdir(root, 0755), 0);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        make_file(sub, "passwd", "inside\n", 0644, path, sizeof(path));
+        make_file(root, "file", "x", 0644, path, sizeof(path));
+        static const struct { const char *name, *to; } links[] = {
+                { "abs", "/etc/passwd" },          /* absolute: from the server's root */
+                { "rel", "etc/passwd" },
+                { "up", "../../../../../etc/passwd" }, /* ".." stops at the root */
+                { "dir", "/etc" },
+                { "magic", "/proc/self/root/etc/passwd" }, /* no /proc in this root: nothing */
+                { "loop", "loop" },
+                { "chain", "abs" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+                snprintf(path, sizeof(path), "%s/%s", root, links[i].name);
+                assert_int_equal(symlink(links[i].to, path), 0);
+        }
+        int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        assert_true(rootfd >= 0);
+        struct stat inside;
+        snprintf(path, sizeof(path), "%s/passwd", sub);
+        assert_int_equal(stat(path, &inside), 0);
+
+        static const struct { const char *path; int expect; } cases[] = {
+                { "/etc/passwd", 0 }, { "etc/passwd", 0 }, { "abs", 0 }, { "rel", 0 }, { "up", 0 },
+                { "/../../etc/passwd", 0 }, { "dir/passwd", 0 }, { "chain", 0 }, { "etc/./passwd", 0 },
+                { "magic", -ENOENT }, { "loop", -ELOOP }, { "file/x", -ENOTDIR }, { "missing", -ENOENT },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                for (int walk = 0; walk < 2; walk++) {
+                        int fd = open_in_root(rootfd, cases[i].path, O_RDONLY, walk);
+                        if (cases[i].expect < 0) {
+                                if (fd != cases[i].expect)
+                                        fail_msg("%s (walk %d): %d, expected %d", cases[i].path, walk, fd, cases[i].expect);
+                                continue;
+                        }
+                        if (fd < 0)
+                                fail_msg("%s (walk %d): %s", cases[i].path, walk, strerror(-fd));
+                        struct stat st;
+                        assert_int_equal(fstat(fd, &st), 0);
+                        assert_true(st.st_ino == inside.st_ino && st.st_dev == inside.st_dev);
+                        char buf[16] = "";
+                        assert_int_equal(read(fd, buf, sizeof(buf) - 1), 7);
+                        assert_string_equal(buf, "inside\n");
+                        close(fd);
+                }
+        /* O_PATH of a directory, and of the root itself. */
+        for (int walk = 0; walk < 2; walk++) {
+                int fd = open_in_root(rootfd, "dir", O_PATH, walk);
+                assert_true(fd >= 0);
+                struct stat st;
+                assert_int_equal(fstat(fd, &st), 0);
+                assert_true(S_ISDIR(st.st_mode));
+                close(fd);
+                fd = open_in_root(rootfd, "/", O_PATH, walk);
+                assert_true(fd >= 0);
+                close(fd);
+        }
+        close(rootfd);
+}
+
 static int setup(void **state) {
         return mkdtemp(dir) ? 0 : -1;
 }
@@ -72,6 +141,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_option_file),
                 cmocka_unit_test(test_policy_file),
+                cmocka_unit_test(test_open_in_root),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
