@@ -79,7 +79,9 @@ ok "hardened: $(grep -E '^(CapEff|CapBnd|Seccomp|NoNewPrivs):' /proc/"$pid"/stat
 
 score=$(systemd-analyze security $gov 2>/dev/null | awk '/Overall exposure level/ {print $(NF-2)}')
 echo "$score" >"$results/exposure-score"
-python3 -c "import sys; sys.exit(0 if float('$score') <= 2.5 else 1)" || fail "exposure score $score > 2.5"
+# 2.6 with the network drop-in on a running system: netlink (AF_NETLINK) is allowed for the
+# kernel's socket diagnostics, which every SQL action needs to check its peer.
+python3 -c "import sys; sys.exit(0 if float('$score') <= 2.6 else 1)" || fail "exposure score $score > 2.6"
 ok "systemd-analyze security $gov: exposure $score"
 
 curl_out=$(python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:9187/metrics", timeout=5).read().decode())') ||
@@ -87,10 +89,15 @@ curl_out=$(python3 -c 'import urllib.request; print(urllib.request.urlopen("http
 grep -q '^memgov_target_up{target="mariadb"} 1$' <<<"$curl_out" || fail "metrics: the target is not up"
 ok "metrics served with the network drop-in"
 
-# Growth only a restart stops.
-mariadb --no-defaults -S /run/mysqld/mysqld.sock -u root -e "CREATE USER IF NOT EXISTS leaky@localhost IDENTIFIED BY 'leaky'"
+# Growth only a restart stops (the exempt user's sessions), and one session of another user that
+# the reset ends: the actions need what the unit allows (ptrace into the server, its libc read in
+# its root, SQL over its socket with the peer checked through sock_diag).
+mariadb --no-defaults -S /run/mysqld/mysqld.sock -u root -e "CREATE USER IF NOT EXISTS leaky@localhost IDENTIFIED BY 'leaky';
+        CREATE USER IF NOT EXISTS hog@localhost IDENTIFIED BY 'hog'"
 first=$(systemctl show -P MainPID $unit)
 first_start=$(systemctl show -P ExecMainStartTimestampMonotonic $unit)
+python3 "$here/workloads/sessions.py" /run/mysqld/mysqld.sock leaky hog hog 1 1 150 >"$results/hog.log" &
+hog=$!
 python3 "$here/workloads/sessions.py" /run/mysqld/mysqld.sock leaky leaky leaky 3 2 150 >"$results/leaky.log" &
 leaky=$!
 high_seen=
@@ -101,9 +108,18 @@ for _ in $(seq 900); do
         grep -q '^oom_kill [1-9]' /sys/fs/cgroup/system.slice/$unit/memory.events && break
         sleep 0.2
 done
-kill "$leaky" 2>/dev/null || true
+kill "$leaky" "$hog" 2>/dev/null || true
 journalctl -b --no-pager -u $gov >"$results/memgov.journal"
 journalctl -b --no-pager -u $unit >"$results/mariadb.journal"
+grep -E -- '-> (trim|reset)' "$results/memgov.journal" | sed 's/^.*memgov\[[0-9]*\]: //' | cut -c1-200
+grep -q -- '-> trim failed' "$results/memgov.journal" && fail "a trim failed under the unit"
+grep -q -- '-> glibc malloc_trim in thread [0-9]* of' "$results/memgov.journal" || fail "no trim was carried out under the unit"
+ok "trim through ptrace under the unit: $(grep -o -- '-> glibc malloc_trim in thread.*' "$results/memgov.journal" | head -1)"
+grep -q 'sock_diag' "$results/memgov.journal" && fail "sock_diag refused under the unit"
+grep -q -- '-> reset [0-9]* of [0-9]* session(s):.*hog@localhost' "$results/memgov.journal" ||
+        fail "the reset did not end hog's session under the unit"
+grep -- '-> reset' "$results/memgov.journal" | grep -q 'leaky@localhost' && fail "an exempt user's session was reset"
+ok "reset over SQL under the unit: $(grep -o -- '-> reset [0-9]* of [0-9]* session(s)' "$results/memgov.journal" | head -1), hog's"
 grep -q 'graceful restart done' "$results/memgov.journal" || fail "no restart completed"
 [[ -n $high_seen ]] || fail "MemoryHigh never changed in systemctl show"
 grep -q "set memory.high" "$results/memgov.journal" || fail "no memory.high decision"
