@@ -95,7 +95,12 @@ void action_result_log(const Decision *d, const ActionResult *r, bool dry_run) {
         char kind[64];
         snprintf(kind, sizeof(kind), "MEMGOV_KIND=%s", decision_name(d));
         fields[0] = kind;
-        if (r->error < 0 && r->explained)
+        /* A detail that ends with the error's own text says it already (an SQL actuator passes
+         * on why its connection failed): not twice. */
+        const char *text = r->error < 0 ? strerror(-r->error) : "";
+        size_t dl = strlen(r->detail), tl = strlen(text);
+        bool says_it = r->error < 0 && dl >= tl && streq(r->detail + dl - tl, text);
+        if (r->error < 0 && (r->explained || says_it))
                 log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s",
                            decision_name(d), r->detail);
         else if (r->error < 0)
