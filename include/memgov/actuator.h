@@ -31,6 +31,10 @@ typedef struct ActionContext {
 } ActionContext;
 
 
+/* An action refused with why in full: ret's detail, marked explained (no errno text after it);
+ * returns error. */
+_printf_(3, 4) int action_refuse(ActionResult *ret, int error, const char *fmt, ...);
+
 typedef int (*actuator_fn)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
 
 /* A table of actuators, indexed by the action they carry out. */

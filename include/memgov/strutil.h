@@ -18,6 +18,9 @@ bool name_in_list(const char *name, const char *list);
  * does not lie strictly below dir (or either is not absolute). */
 const char *path_below(const char *dir, const char *path);
 
+/* A decimal number made of digits only (no sign, no space, no suffix) that fits 64 bits. */
+bool parse_decimal_u64(const char *s, uint64_t *ret);
+
 /* Appends to a fixed buffer, always NUL-terminated; returns false once it had to truncate. */
 typedef struct StrBuf {
         char *buf;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,3 +97,14 @@ const ActuatorOps actuator_ops_fake = {
                 [ACTION_ADMIT] = fake_call,
         },
 };
+
+int action_refuse(ActionResult *ret, int error, const char *fmt, ...) {
+        assert(ret);
+        assert(fmt);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
+        va_end(ap);
+        ret->explained = true;
+        return error;
+}

@@ -2,7 +2,6 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,35 +40,13 @@ typedef struct AdmitFacts {
         uint64_t max, connected, errors;
 } AdmitFacts;
 
-/* A refusal that says why in full: the detail, no errno text after it. */
-_printf_(3, 4) static int refuse(ActionResult *ret, int error, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
-        va_end(ap);
-        ret->explained = true;
-        return error;
-}
-
-static bool parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-        if (!s || !*s || strspn(s, "0123456789") != strlen(s))
-                return false;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0 || *end)
-                return false;
-        *ret = v;
-        return true;
-}
-
 static int read_facts(void *userdata, unsigned n, char **row) {
         AdmitFacts *f = userdata;
         if (n < 3)
                 return 0;
-        f->have_max = parse_u64(row[0], &f->max);
-        f->have_connected = parse_u64(row[1], &f->connected);
-        f->have_errors = parse_u64(row[2], &f->errors);
+        f->have_max = parse_decimal_u64(row[0], &f->max);
+        f->have_connected = parse_decimal_u64(row[1], &f->connected);
+        f->have_errors = parse_decimal_u64(row[2], &f->errors);
         return 0;
 }
 
@@ -94,11 +71,11 @@ static int set_max(SqlConn *conn, uint64_t v, ActionResult *ret, const char *wha
         snprintf(stmt, sizeof(stmt), "SET GLOBAL max_connections = %" PRIu64, v);
         int r = sql_run(conn, stmt, NULL, NULL, why, sizeof(why));
         if (r == -EACCES)
-                return refuse(ret, r,
+                return action_refuse(ret, r,
                               "admission: the account may not set max_connections to %s it (it needs SUPER, or "
                               "CONNECTION ADMIN on MariaDB, SYSTEM_VARIABLES_ADMIN on MySQL 8): %s", what, why);
         if (r < 0)
-                return refuse(ret, r, "admission: %s failed: %s", stmt, why);
+                return action_refuse(ret, r, "admission: %s failed: %s", stmt, why);
         return 0;
 }
 
@@ -119,7 +96,7 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
         ret->value = f->max;
         ret->baseline = configured;
         if (target >= f->max)
-                return refuse(ret, -EALREADY,
+                return action_refuse(ret, -EALREADY,
                               "admission: max_connections is %" PRIu64 " already, not above the %" PRIu64
                               " client(s) connected plus admit.headroom %u (or admit.floor %u): nothing to lower%s",
                               f->max, clients, d->admit_headroom, d->admit_floor, errors);
@@ -137,11 +114,11 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
                 return r;
         AdmitFacts after;
         if (facts(conn, &after, why, sizeof(why)) < 0)
-                return refuse(ret, -EIO, "admission: set max_connections to %" PRIu64 ", reading it back: %s", target,
+                return action_refuse(ret, -EIO, "admission: set max_connections to %" PRIu64 ", reading it back: %s", target,
                               why);
         ret->value = after.max;
         if (after.max != target)
-                return refuse(ret, -EIO, "admission: the server did not set max_connections to %" PRIu64 ": it is %" PRIu64,
+                return action_refuse(ret, -EIO, "admission: the server did not set max_connections to %" PRIu64 ": it is %" PRIu64,
                               target, after.max);
         *m = (AdmitMemory) { .pid = c->target->pid, .starttime = c->target->starttime, .configured = configured,
                              .set = target, .errors = f->have_errors ? f->errors : 0 };
@@ -188,11 +165,11 @@ static int restore(const ActionContext *c, AdmitMemory *m, SqlConn *conn, const 
                 return r;
         AdmitFacts after;
         if (facts(conn, &after, why, sizeof(why)) < 0)
-                return refuse(ret, -EIO, "admission: set max_connections to %" PRIu64 ", reading it back: %s",
+                return action_refuse(ret, -EIO, "admission: set max_connections to %" PRIu64 ", reading it back: %s",
                               m->configured, why);
         ret->value = after.max;
         if (after.max != m->configured)
-                return refuse(ret, -EIO, "admission: the server did not set max_connections back to %" PRIu64
+                return action_refuse(ret, -EIO, "admission: the server did not set max_connections back to %" PRIu64
                               ": it is %" PRIu64, m->configured, after.max);
         snprintf(ret->detail, sizeof(ret->detail),
                  "put max_connections back %" PRIu64 " -> %" PRIu64 " (as memgov found it)%s", f->max, m->configured,
@@ -217,7 +194,7 @@ int admit_run(const ActionContext *c, const Decision *d, AdmitMemory *m, ActionR
         }
         r = facts(&conn, &f, why, sizeof(why));
         if (r < 0)
-                r = refuse(ret, r, "admission: reading max_connections and Threads_connected: %s", why);
+                r = action_refuse(ret, r, "admission: reading max_connections and Threads_connected: %s", why);
         else
                 r = d->admit_restore ? restore(c, m, &conn, &f, ret) : lower(c, d, m, &conn, &f, ret);
         sql_close(&conn);

@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,43 +65,21 @@ static const char status_query[] =
         "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_resize_status', "
         "'Innodb_buffer_pool_resize_status_code', 'Innodb_buffer_pool_resize_status_progress')";
 
-/* A refusal that says why in full: the detail, no errno text after it. */
-_printf_(3, 4) static int refuse(ActionResult *ret, int error, const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
-        va_end(ap);
-        ret->explained = true;
-        return error;
-}
-
-static bool parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-        if (!s || !*s || strspn(s, "0123456789") != strlen(s))
-                return false;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno != 0 || *end)
-                return false;
-        *ret = v;
-        return true;
-}
-
 static int read_fact(void *userdata, unsigned n, char **row) {
         PoolFacts *f = userdata;
         if (n < 2 || !row[0] || !row[1])
                 return 0;
         const char *name = row[0], *v = row[1];
         if (!strcasecmp(name, "innodb_buffer_pool_size"))
-                f->have_size = parse_u64(v, &f->size);
+                f->have_size = parse_decimal_u64(v, &f->size);
         else if (!strcasecmp(name, "innodb_buffer_pool_chunk_size"))
-                f->have_chunk = parse_u64(v, &f->chunk);
+                f->have_chunk = parse_decimal_u64(v, &f->chunk);
         else if (!strcasecmp(name, "innodb_buffer_pool_instances"))
-                f->have_instances = parse_u64(v, &f->instances);
+                f->have_instances = parse_decimal_u64(v, &f->instances);
         else if (!strcasecmp(name, "innodb_buffer_pool_size_max"))
-                f->have_max = parse_u64(v, &f->size_max);
+                f->have_max = parse_decimal_u64(v, &f->size_max);
         else if (!strcasecmp(name, "innodb_buffer_pool_size_auto_min"))
-                f->have_auto_min = parse_u64(v, &f->auto_min);
+                f->have_auto_min = parse_decimal_u64(v, &f->auto_min);
         else if (!strcasecmp(name, "large_pages"))
                 f->large_pages = !strcasecmp(v, "ON") || !strcmp(v, "1");
         return 0;
@@ -125,7 +102,7 @@ static int read_status(void *userdata, unsigned n, char **row) {
 }
 
 static int read_size(void *userdata, unsigned n, char **row) {
-        if (n >= 1 && !parse_u64(row[0], userdata))
+        if (n >= 1 && !parse_decimal_u64(row[0], userdata))
                 *(uint64_t *) userdata = SIZE_UNKNOWN;
         return 0;
 }
@@ -254,7 +231,7 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 return -ESRCH;
         }
         if (d->pool_step == 0 || d->pool_floor > BP_ONE) {
-                return refuse(ret, -EINVAL, "pool: a %s step of %u bp with a floor of %u bp is no step",
+                return action_refuse(ret, -EINVAL, "pool: a %s step of %u bp with a floor of %u bp is no step",
                          verb, d->pool_step, d->pool_floor);
         }
 
@@ -269,7 +246,7 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 goto out;
         }
         if (!f.have_size || f.size == 0) {
-                r = refuse(ret, -EOPNOTSUPP,
+                r = action_refuse(ret, -EOPNOTSUPP,
                          "pool: the server at %s has no InnoDB buffer pool "
                          "(no innodb_buffer_pool_size variable)",
                          conn.endpoint);
@@ -288,14 +265,14 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         ret->baseline = configured;
 
         if (synchronous && f.large_pages) {
-                r = refuse(ret, -EOPNOTSUPP,
+                r = action_refuse(ret, -EOPNOTSUPP,
                          "pool: the server at %s uses large_pages, with which it "
                          "cannot resize its buffer pool at run time",
                          conn.endpoint);
                 goto out;
         }
         if (resize_state(&st) == RESIZE_RUNNING) {
-                r = refuse(ret, -EBUSY,
+                r = action_refuse(ret, -EBUSY,
                          "pool: a resize of the buffer pool is already under way "
                          "(Innodb_buffer_pool_resize_status: %s): not another one now",
                          st.status);
@@ -359,7 +336,7 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         if (!d->pool_grow) {
                 if (current <= floor ||
                     (target = MAX(round_down(current - MIN(step, current), unit), floor)) >= current) {
-                        r = refuse(ret, -ERANGE,
+                        r = action_refuse(ret, -ERANGE,
                                  "pool: innodb_buffer_pool_size is %s, at its %s: "
                                  "nothing left to shrink%s",
                                  format_bytes(e, current), floor_note, own_note);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -115,4 +118,17 @@ const char *path_below(const char *dir, const char *path) {
         while (path[n + 1] == '/')
                 n++;
         return path[n + 1] ? path + n : NULL;
+}
+
+bool parse_decimal_u64(const char *s, uint64_t *ret) {
+        assert(ret);
+        char *end;
+        if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+                return false;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno != 0 || *end)
+                return false;
+        *ret = v;
+        return true;
 }
