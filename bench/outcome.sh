@@ -1,0 +1,111 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The outcome benchmark: what happens to a real MariaDB server under memory pressure, and to its
+# real clients, with each governor. In the VM (a real 6.1 kernel, systemd as PID 1), Debian's
+# mariadb.service under a MemoryMax; each scenario runs once per governor with the same seed,
+# RUNS times; the medians side by side, as a table (and outcome.md, outcome.svg) in OUT.
+#
+#   bench/outcome.sh BUILD_DIR [--runs N] [--scale SECONDS] [--seed N] [--out DIR]
+#                    [--scenarios ramp,growth,storm,linear] [--governors none,memgov,...]
+#
+# Governors: none (the kernel's OOM killer), memgov (its shipped default policy, as
+# memgov@mariadb.service), earlyoom and nohang (Debian's packages, the arguments of their Debian
+# services), oomd (systemd-oomd, Debian's defaults, the server's unit with
+# ManagedOOMMemoryPressure=kill), manual (a static MemoryHigh at 90% of MemoryMax and
+# malloc_trim(0) through gdb on a schedule). The alternatives are Debian's packages, downloaded
+# and unpacked into a cache (MEMGOV_BENCH_CACHE, default /var/cache/memgov-bench), never
+# installed on this host (their services would start here). --scale is the length of one phase
+# of a scenario in seconds (the VM is slow: TCG). Every scenario x governor runs on its own:
+# pick them with --scenarios and --governors.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:?usage: outcome.sh BUILD_DIR [options]}" && pwd)
+shift
+runs=3 scale=20 seed=1 out=
+scenarios=ramp,growth,storm,linear
+governors=none,memgov,earlyoom,nohang,oomd,manual
+max=384M vm_mem=768M
+while (($#)); do
+        case $1 in
+        --runs) runs=$2; shift 2 ;;
+        --scale) scale=$2; shift 2 ;;
+        --seed) seed=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --scenarios) scenarios=$2; shift 2 ;;
+        --governors) governors=$2; shift 2 ;;
+        *) echo "outcome: unknown option $1" >&2; exit 2 ;;
+        esac
+done
+out=${out:-$(mktemp -d "${TMPDIR:-/tmp}/memgov-outcome.XXXXXX")}
+mkdir -p "$out"
+for g in ${governors//,/ }; do
+        case $g in none | memgov | earlyoom | nohang | oomd | manual) ;;
+        *) echo "outcome: unknown governor '$g' (none, memgov, earlyoom, nohang, oomd, manual)" >&2; exit 2 ;;
+        esac
+done
+for s in ${scenarios//,/ }; do
+        case $s in ramp | growth | storm | linear) ;;
+        *) echo "outcome: unknown scenario '$s' (ramp, growth, storm, linear)" >&2; exit 2 ;;
+        esac
+done
+for p in sysbench mariadbd gdb; do
+        command -v $p >/dev/null || { echo "outcome: $p is missing (apt-get install sysbench mariadb-server gdb)" >&2; exit 77; }
+done
+
+# The alternatives, from Debian's packages, unpacked.
+cache=${MEMGOV_BENCH_CACHE:-/var/cache/memgov-bench}
+for pkg in earlyoom nohang systemd-oomd; do
+        [[ -d $cache/root/$pkg/usr ]] && continue
+        mkdir -p "$cache/debs" "$cache/root/$pkg"
+        (cd "$cache/debs" && apt-get download "$pkg" >/dev/null 2>&1) ||
+                (apt-get update -qq && cd "$cache/debs" && apt-get download "$pkg" >/dev/null) ||
+                { echo "outcome: cannot download Debian's $pkg package" >&2; exit 77; }
+        dpkg-deb -x "$(ls "$cache/debs/${pkg}"_*.deb | tail -1)" "$cache/root/$pkg"
+done
+versions=$(for pkg in earlyoom nohang systemd-oomd; do
+        echo "$pkg $(dpkg-deb -f "$(ls "$cache/debs/${pkg}"_*.deb | tail -1)" Version)"
+done | paste -sd',' | sed 's/,/, /g')
+echo "outcome: alternatives: $versions; MariaDB $(mariadbd --version | awk '{print $3}'); sysbench $(sysbench --version | awk '{print $2}')"
+echo "outcome: scenarios $scenarios; governors $governors; $runs run(s); phase ${scale}s; MemoryMax $max in a $vm_mem VM; results in $out"
+
+# The data directory, made once per MariaDB version (and kept in the cache).
+data=$cache/datadir-$(mariadbd --version | awk '{print $3}').tar
+if [[ ! -s $data ]]; then
+        d=$out/prepare
+        mkdir -p "$d"
+        "$here/tests/vm/run-vm.sh" -q --systemd --disk 2G --mem "$vm_mem" --results "$d" --timeout 900 \
+                --env "MEMGOV_BUILD=$build" --env BENCH_SCENARIO=prepare --env BENCH_GOVERNOR=none \
+                --env "BENCH_ALT=$cache/root" "$here/bench/outcome-guest.sh" >"$d/run-vm.log" 2>&1 ||
+                { echo "outcome: preparing the data directory failed: $(tail -3 "$d/stderr.log")" >&2; exit 1; }
+        mv "$d/datadir.tar" "$data"
+fi
+
+t0=$(date +%s)
+for s in ${scenarios//,/ }; do
+        for r in $(seq "$runs"); do
+                for g in ${governors//,/ }; do
+                        d=$out/$s/$g/run-$r
+                        rm -rf "$d"
+                        mkdir -p "$d"
+                        t=$(date +%s)
+                        status=0
+                        "$here/tests/vm/run-vm.sh" -q --systemd --disk 2G --mem "$vm_mem" --results "$d" \
+                                --timeout $((scale * 20 + 600)) --env "MEMGOV_BUILD=$build" \
+                                --env "BENCH_SCENARIO=$s" --env "BENCH_GOVERNOR=$g" --env "BENCH_SEED=$((seed + r - 1))" \
+                                --env "BENCH_SCALE=$scale" --env "BENCH_ALT=$cache/root" --env "BENCH_MAX=$max" \
+                                --env "BENCH_DATA=$data" \
+                                "$here/bench/outcome-guest.sh" >"$d/run-vm.log" 2>&1 || status=$?
+                        if [[ $status != 0 || ! -s $d/result.env ]]; then
+                                echo "outcome: $s/$g run $r failed (status $status): $(tail -3 "$d/stderr.log" 2>/dev/null | tr '\n' ' ')" >&2
+                                continue
+                        fi
+                        # shellcheck disable=SC1091,SC2154 # the figures come from result.env
+                        (. "$d/result.env"
+                         echo "outcome: $s/$g run $r: ${seconds}s: oom_kills=$oom_kills sigkills=$sigkills" \
+                              "restarts=$graceful_restarts down=${down_seconds}s tx=$transactions errors=$client_errors" \
+                              "p99=${p99_ms}ms peak=$((peak_bytes >> 20))M ($(( $(date +%s) - t ))s)")
+                done
+        done
+done
+echo "outcome: $(( ($(date +%s) - t0) / 60 )) minutes"
+python3 "$here/bench/outcome-report.py" "$out" "$versions" "$max" "$scale" "$runs"
