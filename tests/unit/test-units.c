@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "test-util.h"
 
+#include <inttypes.h>
+
 #include "memgov/strutil.h"
 #include "memgov/units.h"
 
@@ -192,6 +194,21 @@ static void test_strbuf(void **state) {
         assert_false(strbuf_printf(&b, "x"));
 }
 
+static void test_parse_decimal_u64(void **state) {
+        uint64_t v = 1;
+        assert_true(parse_decimal_u64("0", &v) && v == 0);
+        assert_true(parse_decimal_u64("200", &v) && v == 200);
+        assert_true(parse_decimal_u64("18446744073709551615", &v) && v == UINT64_MAX);
+        v = 7;
+        static const char *const bad[] = { "18446744073709551616", "99999999999999999999", "", "-1", "+1", " 1",
+                                           "1 ", "12a", "0x10" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                if (parse_decimal_u64(bad[i], &v))
+                        fail_msg("'%s' parsed as %" PRIu64, bad[i], v);
+        assert_true(v == 7);
+        assert_false(parse_decimal_u64(NULL, &v));
+}
+
 static void test_path_below(void **state) {
         assert_string_equal(path_below("/srv/root", "/srv/root/usr/lib/libc.so.6"), "/usr/lib/libc.so.6");
         assert_string_equal(path_below("/srv/root/", "/srv/root/usr/lib/libc.so.6"), "/usr/lib/libc.so.6");
@@ -217,7 +234,7 @@ int main(void) {
                 cmocka_unit_test(test_format_bytes),   cmocka_unit_test(test_format_timespan),
                 cmocka_unit_test(test_format_misc),    cmocka_unit_test(test_civil),
                 cmocka_unit_test(test_ratio_apply_bp), cmocka_unit_test(test_edit_distance),
-                cmocka_unit_test(test_strbuf),         cmocka_unit_test(test_path_below),
+                cmocka_unit_test(test_strbuf),         cmocka_unit_test(test_path_below), cmocka_unit_test(test_parse_decimal_u64),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
