@@ -7,7 +7,7 @@
 # growth; at reset.at the reset rung finds no session holding reset.min-memory (nothing to end),
 # and memgov shrinks the buffer pool one step at a time instead (never below its floor): no
 # session is ended, the server is not restarted and the kernel kills nothing. Once the growth is
-# gone (the workload exits), the pool grows back to its configured size, one step at a time. A
+# gone (the workload and the client exit), the pool grows back to its configured size, one step at a time. A
 # dry run first: the same load, the pool step logged as "would", the pool left as it was.
 #
 # The policy is the shipped default with its clock run faster (tests/vm/policies/pool.ini):
@@ -173,6 +173,11 @@ hog_wait "$results/live.hog.log" 420 && grown=1
 sleep 3
 hog_stop
 hog_gone=$(uptime_s)
+# The client goes with the workload. (With it still reading, each step back up refills the pool:
+# the server, at 86% of memory.max with its pool full, passes trim.at with trim spent, and the
+# rising working set takes the ladder to throttle, which holds the next step back until the
+# refill is over: seen once stuck at 288M for five minutes.)
+reader_stop
 # The pool grows back once calm for pool.grow-after, one step each time.
 for _ in $(seq 600); do
         [[ $(size) == "$CONFIGURED" ]] && grep -q -- '-> grew' "$results/live.memgov.log" && break
@@ -183,7 +188,6 @@ done
 back=$(uptime_s)
 sleep 2
 watch_stop
-reader_stop
 governor_stop live
 
 echo "== live"
