@@ -14,27 +14,20 @@
 #include "memgov/actuator.h"
 #include "memgov/policy.h"
 #include "memgov/sql.h"
+#include "memgov/strutil.h"
 
 static int usage(void) {
         fprintf(stderr, "usage: memgov-admit-run PID lower|restore DRY_RUN HEADROOM FLOOR [CONFIGURED SET ERRORS]\n");
         return 2;
 }
 
-static bool number(const char *s, uint64_t *ret) {
-        char *end;
-        if (!*s || strspn(s, "0123456789") != strlen(s))
-                return false;
-        *ret = strtoull(s, &end, 10);
-        return *end == 0;
-}
-
 int main(int argc, char **argv) {
         uint64_t pid, dry, headroom, floor, configured = 0, set = 0, errors = 0;
         Policy p;
 
-        if ((argc != 6 && argc != 9) || !number(argv[1], &pid) || (strcmp(argv[2], "lower") && strcmp(argv[2], "restore")) ||
-            !number(argv[3], &dry) || !number(argv[4], &headroom) || !number(argv[5], &floor) ||
-            (argc == 9 && (!number(argv[6], &configured) || !number(argv[7], &set) || !number(argv[8], &errors))))
+        if ((argc != 6 && argc != 9) || !parse_decimal_u64(argv[1], &pid) || (strcmp(argv[2], "lower") && strcmp(argv[2], "restore")) ||
+            !parse_decimal_u64(argv[3], &dry) || !parse_decimal_u64(argv[4], &headroom) || !parse_decimal_u64(argv[5], &floor) ||
+            (argc == 9 && (!parse_decimal_u64(argv[6], &configured) || !parse_decimal_u64(argv[7], &set) || !parse_decimal_u64(argv[8], &errors))))
                 return usage();
         if (policy_load_default(&p) < 0) {
                 fprintf(stderr, "memgov-admit-run: the default policy does not load\n");

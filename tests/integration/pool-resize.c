@@ -19,6 +19,7 @@
 #include "memgov/engine.h"
 #include "memgov/policy.h"
 #include "memgov/sql.h"
+#include "memgov/strutil.h"
 
 static int usage(void) {
         fprintf(stderr, "usage: memgov-pool-resize PID shrink|grow DRY_RUN CONFIGURED STEP_BP FLOOR_BP GROW_MAX|max "
@@ -26,22 +27,14 @@ static int usage(void) {
         return 2;
 }
 
-static bool number(const char *s, uint64_t *ret) {
-        char *end;
-        if (!*s || strspn(s, "0123456789") != strlen(s))
-                return false;
-        *ret = strtoull(s, &end, 10);
-        return *end == 0;
-}
-
 int main(int argc, char **argv) {
         uint64_t pid, dry, configured, step, floor, grow_max, timeout = 60;
         Policy p;
 
-        if (argc < 8 || argc > 10 || !number(argv[1], &pid) || (strcmp(argv[2], "shrink") && strcmp(argv[2], "grow")) ||
-            !number(argv[3], &dry) || !number(argv[4], &configured) || !number(argv[5], &step) ||
-            !number(argv[6], &floor) || (strcmp(argv[7], "max") && !number(argv[7], &grow_max)) ||
-            (argc >= 9 && !number(argv[8], &timeout)) || step > 10000 || floor > 10000)
+        if (argc < 8 || argc > 10 || !parse_decimal_u64(argv[1], &pid) || (strcmp(argv[2], "shrink") && strcmp(argv[2], "grow")) ||
+            !parse_decimal_u64(argv[3], &dry) || !parse_decimal_u64(argv[4], &configured) || !parse_decimal_u64(argv[5], &step) ||
+            !parse_decimal_u64(argv[6], &floor) || (strcmp(argv[7], "max") && !parse_decimal_u64(argv[7], &grow_max)) ||
+            (argc >= 9 && !parse_decimal_u64(argv[8], &timeout)) || step > 10000 || floor > 10000)
                 return usage();
         if (!strcmp(argv[7], "max"))
                 grow_max = SIZE_UNLIMITED;
