@@ -170,6 +170,34 @@ run_sb() { # NAME SCRIPT THREADS SECONDS [ARGS...]
                 sleep 1
         done
 }
+# COUNT long-lived sessions, each sending STATEMENT ({n}: the round, from 1) once a second for
+# SECONDS, a session that fails started again (counted) and its "1" checked: growth.log.
+grow_sessions() { # COUNT SECONDS STATEMENT
+        python3 - "$sock" "$1" "$2" "$3" >"$results/growth.log" 2>&1 <<'PY'
+import subprocess, sys, time
+sock, count, secs, statement = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+def session():
+    return subprocess.Popen(["mariadb", "--no-defaults", "-S", sock, "-u", "sb", "-psb", "-N", "-B", "-n", "sbtest"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+ps = [session() for _ in range(count)]
+end, n, calls, errors, reconnects = time.monotonic() + secs, 0, 0, 0, 0
+while time.monotonic() < end:
+    n += 1
+    for i, p in enumerate(ps):
+        try:
+            p.stdin.write(statement.replace("{n}", str(n)) + "\n")
+            p.stdin.flush()
+            if p.stdout.readline().strip() != "1":
+                raise OSError
+            calls += 1
+        except OSError:
+            errors += 1
+            reconnects += 1
+            ps[i] = session()
+    time.sleep(1)
+print(f"growth calls={calls} errors={errors} reconnects={reconnects}", flush=True)
+PY
+}
 case $scenario in
 ramp)
         # seed 002's method: oltp_read_write ramping its users 1 -> 16 -> 64 -> 128 -> 200, twice,
@@ -195,29 +223,8 @@ BEGIN
 END //
 DELIMITER ;
 SQL
-        python3 - "$sock" "$((scale * 10))" >"$results/growth.log" 2>&1 <<'PY' &
-import subprocess, sys, time
-sock, secs = sys.argv[1], float(sys.argv[2])
-def session():
-    return subprocess.Popen(["mariadb", "--no-defaults", "-S", sock, "-u", "sb", "-psb", "-N", "-B", "-n", "sbtest"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-ps = [session() for _ in range(24)]
-end, calls, errors, reconnects = time.monotonic() + secs, 0, 0, 0
-while time.monotonic() < end:
-    for i, p in enumerate(ps):
-        try:
-            p.stdin.write("SET SESSION max_heap_table_size = 256 * 1024 * 1024; CALL grow(1000); SELECT 1;\n")
-            p.stdin.flush()
-            if p.stdout.readline().strip() != "1":
-                raise OSError
-            calls += 1
-        except OSError:
-            errors += 1
-            reconnects += 1
-            ps[i] = session()
-    time.sleep(1)
-print(f"growth calls={calls} errors={errors} reconnects={reconnects}", flush=True)
-PY
+        grow_sessions 24 $((scale * 10)) \
+                "SET SESSION max_heap_table_size = 256 * 1024 * 1024; CALL grow(1000); SELECT 1;" &
         grower=$!
         run_sb normal oltp_read_only 8 $((scale * 10))
         wait "$grower" || true
@@ -241,30 +248,7 @@ storm)
 linear)
         # Slow linear growth (a server's retention, scaled): 4 long-lived sessions each add 256K
         # of session variables a second, beside a normal oltp_read_only load.
-        python3 - "$sock" "$((scale * 12))" >"$results/growth.log" 2>&1 <<'PY' &
-import subprocess, sys, time
-sock, secs = sys.argv[1], float(sys.argv[2])
-def session():
-    return subprocess.Popen(["mariadb", "--no-defaults", "-S", sock, "-u", "sb", "-psb", "-N", "-B", "-n", "sbtest"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-ps = [session() for _ in range(4)]
-end, n, calls, errors, reconnects = time.monotonic() + secs, 0, 0, 0, 0
-while time.monotonic() < end:
-    n += 1
-    for i, p in enumerate(ps):
-        try:
-            p.stdin.write(f"SET @v{n} = REPEAT('l', 262144); SELECT 1;\n")
-            p.stdin.flush()
-            if p.stdout.readline().strip() != "1":
-                raise OSError
-            calls += 1
-        except OSError:
-            errors += 1
-            reconnects += 1
-            ps[i] = session()
-    time.sleep(1)
-print(f"growth calls={calls} errors={errors} reconnects={reconnects}", flush=True)
-PY
+        grow_sessions 4 $((scale * 12)) "SET @v{n} = REPEAT('l', 262144); SELECT 1;" &
         grower=$!
         run_sb normal oltp_read_only 8 $((scale * 12))
         wait "$grower" || true
