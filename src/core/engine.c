@@ -946,6 +946,20 @@ usec_t engine_action_ready_at(const Engine *e, const Policy *p, ActionKind a) {
         return ready;
 }
 
+/* memory.max raised above the sample's for a while (a restart's stop, admission taking effect):
+ * the decision carries both values, and the engine remembers what to put back. */
+static void note_max_raised(Tick *k, Decision *d, uint64_t raised) {
+        Engine *e = k->e;
+        if (d) {
+                d->value = raised;
+                d->old_value = k->s->memory_max;
+        }
+        e->max_original = k->s->memory_max;
+        e->max_raised = true;
+        e->max_restoring = false;
+        e->max_raised_at = k->now;
+}
+
 /* While admission takes effect (the sessions already admitted still allocate), memory.max is
  * raised by admit.max-raise of the budget for admit.raise-for: never past host RAM minus
  * budget.host-reserve, only where memory.max is memgov's to write, and not over a raise that is
@@ -977,15 +991,8 @@ static void admit_raise_max(Tick *k) {
                                   "raise memory.max %s -> %s for %s while admission takes effect (%s)",
                                   format_bytes(a, s->memory_max), format_bytes(b, raised),
                                   format_timespan(t, p->admit_raise_for), bound);
-        if (d) {
-                d->value = raised;
-                d->old_value = s->memory_max;
-        }
-        e->max_original = s->memory_max;
-        e->max_raised = true;
-        e->max_restoring = false;
+        note_max_raised(k, d, raised);
         e->max_by_admit = true;
-        e->max_raised_at = k->now;
 }
 
 /* The raise for admission lasts admit.raise-for. */
@@ -1048,13 +1055,7 @@ static void act(Tick *k) {
                         Decision *d = emit_action(k, ACTION_SET_MAX,
                                            "raise memory.max %s -> %s while the server stops (restart.max-raise)",
                                            format_bytes(a, s->memory_max), format_bytes(b, raised));
-                        if (d) {
-                                d->value = raised;
-                                d->old_value = s->memory_max;
-                        }
-                        e->max_original = s->memory_max;
-                        e->max_raised = true;
-                        e->max_restoring = false;
+                        note_max_raised(k, d, raised);
                 }
                 /* A raise for admission still in place goes on as the restart's: restored once
                  * the server is back, not when admit.raise-for is over. */
