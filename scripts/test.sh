@@ -25,6 +25,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
         meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite replay --suite integration --suite inject --suite faults
 
 echo "== fuzzing: every target for a few seconds (scripts/fuzz.sh; longer runs in docs/fuzzing.md)"
-./scripts/fuzz.sh --seconds 5
+./scripts/fuzz.sh --seconds 3
 
 echo "== all tests passed"

@@ -42,6 +42,7 @@ typedef struct Tick {
         usec_t eta;
         bool rising;
         bool emergency;
+        bool described;
         char ctx[192]; /* "working set 51.2G = 85% of 60G budget, rising 0.9G/h, OOM in 9h40m" */
 } Tick;
 
@@ -235,6 +236,18 @@ static uint64_t resolve_budget(const Tick *k, const char **ret_source) {
                 return SIZE_UNKNOWN;
         }
         return SIZE_UNKNOWN;
+}
+
+static void describe(Tick *k);
+
+/* The tick's context for reasons, formatted on first use: most ticks decide nothing and
+ * print nothing. */
+static const char *ctx(Tick *k) {
+        if (!k->described) {
+                describe(k);
+                k->described = true;
+        }
+        return k->ctx;
 }
 
 static void describe(Tick *k) {
@@ -443,7 +456,7 @@ static void set_level(Tick *k, Level to, DecisionCode code, const char *why) {
         if (from >= LEVEL_THROTTLE && to < LEVEL_THROTTLE)
                 e->calm_since = k->now;
         k->out->level = to;
-        Decision *d = emit_code(k, DECISION_LEVEL, code, "%s: %s -> %s (%s)", k->ctx, level_to_string(from),
+        Decision *d = emit_code(k, DECISION_LEVEL, code, "%s: %s -> %s (%s)", ctx(k), level_to_string(from),
                                 level_to_string(to), why);
         if (d)
                 d->from = from;
@@ -524,7 +537,7 @@ static void observe_events(Tick *k) {
                 Decision *d = emit(k, DECISION_EVENT,
                                    "%s: the kernel OOM killer killed %" PRIu64 " process(es) in the cgroup "
                                    "(memory.events oom_kill %" PRIu64 " -> %" PRIu64 ")",
-                                   k->ctx, s->events.oom_kill - e->prev_events.oom_kill, e->prev_events.oom_kill,
+                                   ctx(k), s->events.oom_kill - e->prev_events.oom_kill, e->prev_events.oom_kill,
                                    s->events.oom_kill);
                 if (d) {
                         d->oom_kill = true;
@@ -751,7 +764,7 @@ static void high_out_of_the_way(Tick *k) {
         Decision *d = emit_action(k, ACTION_SET_HIGH,
                                   "%s: memory.high %s -> %s (out of the way of the buffer pool's shrink: over "
                                   "memory.high, the server would be slow to carry it out)",
-                                  k->ctx, format_bytes(a, cur), format_bytes(b, want));
+                                  ctx(k), format_bytes(a, cur), format_bytes(b, want));
         if (d) {
                 d->value = want;
                 d->old_value = cur;
@@ -835,7 +848,7 @@ static void plan_high(Tick *k) {
         next = page_round(e, next);
         if (!why || next == cur)
                 return;
-        Decision *d = emit_action(k, ACTION_SET_HIGH, "%s: memory.high %s -> %s (%s)", k->ctx, format_bytes(a, cur),
+        Decision *d = emit_action(k, ACTION_SET_HIGH, "%s: memory.high %s -> %s (%s)", ctx(k), format_bytes(a, cur),
                            format_bytes(b, next), why);
         if (d) {
                 d->value = next;
@@ -868,7 +881,7 @@ static bool restart_allowed(Tick *k) {
         unsigned recent = restarts_within(e, sample_clock(s), USEC_PER_DAY);
         if (recent >= p->restart_max_per_day) {
                 hold(k, ACTION_RESTART, HOLD_MAX_PER_DAY,
-                     "%s: restart held: %u restart(s) in the last 24h (restart.max-per-day %u)", k->ctx, recent,
+                     "%s: restart held: %u restart(s) in the last 24h (restart.max-per-day %u)", ctx(k), recent,
                      p->restart_max_per_day);
                 return false;
         }
@@ -885,7 +898,7 @@ static bool restart_allowed(Tick *k) {
         bool due = k->emergency && p->step[LEVEL_RESTART].at > 0 && k->ws_bp >= p->step[LEVEL_RESTART].at;
         if (uptime < p->restart_min_uptime && !due) {
                 hold(k, ACTION_RESTART, HOLD_MIN_UPTIME,
-                     "%s: restart held: the server is up for %s only (restart.min-uptime %s)", k->ctx,
+                     "%s: restart held: the server is up for %s only (restart.min-uptime %s)", ctx(k),
                      format_timespan(t1, uptime), format_timespan(t2, p->restart_min_uptime));
                 return false;
         }
@@ -893,13 +906,13 @@ static bool restart_allowed(Tick *k) {
         if (p->n_windows > 0 && !k->emergency) {
                 if (!(s->has & SAMPLE_HAS_WALL)) {
                         hold(k, ACTION_RESTART, HOLD_NO_WALL,
-                             "%s: restart held: no wall clock to check restart.windows", k->ctx);
+                             "%s: restart held: no wall clock to check restart.windows", ctx(k));
                         return false;
                 }
                 if (!windows_contain(p->windows, p->n_windows, minute_of_week(s->wall, s->utc_offset))) {
                         hold(k, ACTION_RESTART, HOLD_WINDOW,
                              "%s: restart held: outside restart.windows until the ETA is under "
-                             "restart.emergency-eta %s", k->ctx, format_timespan(t1, p->emergency_eta));
+                             "restart.emergency-eta %s", ctx(k), format_timespan(t1, p->emergency_eta));
                         return false;
                 }
         }
@@ -1025,7 +1038,7 @@ static void plan_admit_restore(Tick *k) {
         if (e->last_action > 0 && k->now - e->last_action < p->settle)
                 return;
         Decision *d = emit_action(k, ACTION_ADMIT, "%s: put max_connections back as it was found, calm for %s",
-                                  k->ctx, format_timespan(t, k->now - e->calm_since));
+                                  ctx(k), format_timespan(t, k->now - e->calm_since));
         if (d) {
                 d->admit_restore = true;
                 d->admit_connections = (k->s->has & SAMPLE_HAS_CONNECTIONS) ? k->s->connections : 0;
@@ -1061,7 +1074,7 @@ static void act(Tick *k) {
                  * the server is back, not when admit.raise-for is over. */
                 e->max_by_admit = false;
                 unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
-                Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", k->ctx,
+                Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", ctx(k),
                                    recent + 1, p->restart_max_per_day,
                                    k->emergency && p->n_windows > 0 ? ", emergency: outside the windows" : "");
                 if (d)
@@ -1083,7 +1096,7 @@ static void act(Tick *k) {
                 high_out_of_the_way(k);
                 Decision *d = emit_action(k, ACTION_POOL,
                                           "%s: shrink the buffer pool by %s of its configured size, not below %s of it",
-                                          k->ctx, format_bp(s1, p->pool_step), format_bp(s2, p->pool_floor));
+                                          ctx(k), format_bp(s1, p->pool_step), format_bp(s2, p->pool_floor));
                 if (d) {
                         d->pool_step = p->pool_step;
                         d->pool_floor = p->pool_floor;
@@ -1101,7 +1114,7 @@ static void act(Tick *k) {
                 Decision *d = emit_action(k, ACTION_RESET,
                                    "%s: reset up to %u session(s) holding at least %s, idle sessions first "
                                    "(idle at least %s)%s",
-                                   k->ctx, p->reset_max, format_bytes(a, p->reset_min_memory),
+                                   ctx(k), p->reset_max, format_bytes(a, p->reset_min_memory),
                                    format_timespan(t, p->reset_min_idle),
                                    in_trx ? "; emergency: sessions in transactions too" : "");
                 if (d) {
@@ -1122,7 +1135,7 @@ static void act(Tick *k) {
                 Decision *d = emit_action(k, ACTION_ADMIT,
                                           "%s; %u connections, up from %u within admit.rise-window %s: lower "
                                           "max_connections to the connected clients plus %u (not below %u)",
-                                          k->ctx, k->s->connections, fewest, format_timespan(t, p->admit_rise_window),
+                                          ctx(k), k->s->connections, fewest, format_timespan(t, p->admit_rise_window),
                                           p->admit_headroom, p->admit_floor);
                 if (d) {
                         d->admit_headroom = p->admit_headroom;
@@ -1137,7 +1150,7 @@ static void act(Tick *k) {
 
         if (e->level >= LEVEL_TRIM && step_available(k, LEVEL_TRIM) && !e->act[ACTION_TRIM].spent &&
             cooldown_over(k, ACTION_TRIM, LEVEL_TRIM)) {
-                Decision *d = emit_action(k, ACTION_TRIM, "%s: trim (method %s)", k->ctx,
+                Decision *d = emit_action(k, ACTION_TRIM, "%s: trim (method %s)", ctx(k),
                                    trim_method_to_string(p->trim_method));
                 if (d)
                         d->trim_method = p->trim_method;
@@ -1175,7 +1188,7 @@ static void plan_pool_grow(Tick *k) {
         Decision *d = emit_action(k, ACTION_POOL,
                                   "%s: grow the buffer pool back one step (%u of memgov's step(s) down left), calm "
                                   "for %s and room for the %s it gave back",
-                                  k->ctx, e->pool_steps, format_timespan(t, k->now - e->calm_since),
+                                  ctx(k), e->pool_steps, format_timespan(t, k->now - e->calm_since),
                                   format_bytes(a, back));
         if (d) {
                 d->pool_grow = true;
@@ -1275,7 +1288,6 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         out->slope = tr->valid ? tr->slope : 0;
         k.rising = k.eta != USEC_INFINITY;
         k.emergency = p->emergency_eta > 0 && k.eta <= p->emergency_eta;
-        describe(&k);
 
         observe_events(&k);
         restart_timeout(&k);
@@ -1294,11 +1306,11 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                              no_cgroup ? "%s: throttle skipped: no cgroup v2 memory controller to set memory.high on"
                                        : "%s: throttle skipped: no PSI memory.pressure to guard memory.high against "
                                          "a stall",
-                             k.ctx);
+                             ctx(&k));
                 else
                         hold(&k, ACTION_SET_HIGH, HOLD_THROTTLE_READONLY,
                              "%s: throttle skipped: the cgroup file system is read-only here, memory.high cannot "
-                             "be set", k.ctx);
+                             "be set", ctx(&k));
         }
 
         /* Where the signals point, then higher while the rung there is not helping. */

@@ -37,7 +37,8 @@
  *
  * MEMGOV_FAULTS_VERBOSE=1 prints the first violations of each case in full (the decisions of the run),
  * MEMGOV_FAULTS_DUMP=1 the decisions of each fault-free run, MEMGOV_FAULTS_ONLY=TEXT runs only the
- * cases ("trace:policy") that contain TEXT. */
+ * cases ("trace:policy") that contain TEXT. An argument K/N runs every N-th case from the K-th
+ * (1-based): meson runs the sweep as two shards, one per core. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -622,14 +623,20 @@ static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
         char dir[4096], pdir[4096];
+        unsigned shard = 1, shards = 1;
         NamedPolicy *pols = calloc(16, sizeof(NamedPolicy));
         Trace traces[16];
         char *names[16];
         unsigned n_pol = 0, n_names = 0, n_traces = 0;
         Totals tot = {};
 
+        if (argc > 2 || (argc == 2 && (sscanf(argv[1], "%u/%u", &shard, &shards) != 2 || shards == 0 ||
+                                       shard == 0 || shard > shards))) {
+                fprintf(stderr, "usage: %s [SHARD/SHARDS], e.g. 1/2\n", argv[0]);
+                return EXIT_FAILURE;
+        }
         assert_non_null(pols);
         snprintf(dir, sizeof(dir), "%s/tests/replay", source_root());
         snprintf(pdir, sizeof(pdir), "%s/policies", source_root());
@@ -660,13 +667,15 @@ int main(void) {
         struct CMUnitTest *tests = calloc(n_traces * n_pol, sizeof(struct CMUnitTest));
         Case *cases = calloc(n_traces * n_pol, sizeof(Case));
         char **tnames = calloc(n_traces * n_pol, sizeof(char *));
-        unsigned n = 0;
+        unsigned n = 0, seen = 0;
         assert_true(tests && cases && tnames);
         for (unsigned i = 0; i < n_traces; i++)
                 for (unsigned j = 0; j < n_pol; j++) {
                         char name[300];
                         snprintf(name, sizeof(name), "%s:%s", traces[i].name, pols[j].name);
                         if (only && !strstr(name, only))
+                                continue;
+                        if (seen++ % shards != shard - 1)
                                 continue;
                         cases[n] = (Case) { .t = &traces[i], .np = &pols[j], .tot = &tot };
                         tnames[n] = strdup(name);
