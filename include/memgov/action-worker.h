@@ -40,6 +40,9 @@ int action_worker_fd(const ActionWorker *w);
  * (memory.high, memory.max) replaces one of its kind still waiting: only the latest value matters.
  * -EBUSY when the queue is full. */
 int action_worker_submit(ActionWorker *w, ActionJob *job);
+/* The server the worker's idle hook (ActuatorOps.idle) works for, between jobs: called after each
+ * sample; a new process (or the first) wakes the thread. target->cgroup_fd is not used. */
+void action_worker_keep(ActionWorker *w, const ActionTarget *target, const Policy *policy, bool dry_run);
 /* Takes the finished jobs, up to max; clears the eventfd. */
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
 /* The actions waiting or being carried out: bits (1 << ActionKind), as Sample.pending. */

@@ -151,6 +151,7 @@ typedef struct Policy {
         char sql_option_file[256]; /* "" = none: unix-socket authentication as sql_user */
         usec_t sql_connect_timeout;
         usec_t sql_query_timeout;
+        bool sql_keep_open;        /* one session kept open for the actions, from the action thread */
 
         /* [pool] */
         uint32_t pool_step;           /* one shrink or grow step: share of the configured size */
@@ -194,6 +195,10 @@ int policy_load_default(Policy *ret);
 
 /* Validation of a complete policy, for callers that build one in code (tests, --budget). */
 int policy_validate(const Policy *p, const char *filename, policy_report_t report, void *userdata);
+
+/* Some enabled action talks to the server over SQL: admission, the buffer pool, a reset by
+ * KILL, a trim through the loadable function, a restart's pre-flush. */
+bool policy_uses_sql(const Policy *p);
 
 /* Key names, for docs and tests: "section.key", NULL-terminated. */
 const char *const *policy_key_names(void);

@@ -15,6 +15,8 @@ typedef struct SqlConn {
         bool mariadb;
         char version[96];
         char endpoint[PATH_MAX + 64]; /* where we connected, for messages */
+        bool kept;   /* the thread's kept session (sql_keep_begin): sql_close gives it back */
+        bool broken; /* the connection itself failed (not a statement): not kept any longer */
 } SqlConn;
 
 /* The unix socket a server process listens on, found with sock_diag in the process's network
@@ -35,8 +37,32 @@ int sql_check_peer(int sock, pid_t server, const char *endpoint, char *why, size
 int sql_open_option_file(const char *path, char *why, size_t why_size);
 int sql_check_option_file(const char *path, char *why, size_t why_size);
 
+/* A connection to the server: the calling thread's kept session when it has one for this server
+ * and these connection settings, it is free and it answers a ping; else a new one, which becomes
+ * the kept session where the thread keeps one and the policy's sql.keep-open says so. */
 int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size);
 void sql_close(SqlConn *c);
+
+/* The action thread keeps one session open (sql.keep-open): a server swamped by a connection
+ * storm may not answer a new handshake within sql.connect-timeout, and the actions that need
+ * SQL are needed exactly then. sql_keep_begin/end on the thread that keeps it (the session is
+ * the thread's own: a MYSQL handle is never shared between threads). */
+void sql_keep_begin(void);
+void sql_keep_end(void);
+
+typedef enum SqlKeepState {
+        SQL_KEEP_OFF,      /* nothing to keep: keep-open off, or no action uses SQL (closed if open) */
+        SQL_KEEP_OPEN,     /* it answered a ping, or was opened now */
+        SQL_KEEP_FAILED,   /* could not be opened: why */
+} SqlKeepState;
+
+/* Between actions, from the keeping thread: opens the session for this server when it has none,
+ * pings it when it was idle for SQL_KEEP_PING or more (which also keeps the server's
+ * wait_timeout from closing it), and opens it again when it no longer answers. *opened: a new
+ * session, with its id and server version in *ret_conn (may be NULL). */
+#define SQL_KEEP_PING (30 * USEC_PER_SEC)
+SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlConn *ret_conn, char *why,
+                           size_t why_size);
 
 /* Runs a statement; for a query, calls row() with each row's columns (NULL for SQL NULL). */
 typedef int (*sql_row_fn)(void *userdata, unsigned n_fields, char **row);

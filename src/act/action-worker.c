@@ -28,15 +28,50 @@ struct ActionWorker {
         unsigned done_n;
         uint64_t next_id;
         usec_t (*timeout)(const Policy *p, ActionKind k); /* NULL = no limit */
+
+        /* The idle hook's server (action_worker_keep), and when it runs next. */
+        bool keep_set, keep_now;
+        ActionTarget keep_target;
+        Policy *keep_policy;
+        bool keep_dry_run;
+        usec_t next_idle;
 };
+
+/* Runs the idle hook with the lock released, on a copy of what action_worker_keep gave. */
+static void run_idle(ActionWorker *w, ActionJob *scratch) {
+        scratch->target = w->keep_target;
+        scratch->target.cgroup_fd = -1;
+        scratch->policy = *w->keep_policy;
+        scratch->dry_run = w->keep_dry_run;
+        w->keep_now = false;
+        w->next_idle = now_clock(CLOCK_MONOTONIC) + ACTION_IDLE_EVERY;
+        pthread_mutex_unlock(&w->lock);
+        ActionContext c = { .target = &scratch->target, .policy = &scratch->policy, .dry_run = scratch->dry_run };
+        w->ops->idle(w->userdata, &c);
+        pthread_mutex_lock(&w->lock);
+}
 
 static void *worker_main(void *arg) {
         ActionWorker *w = arg;
 
+        if (w->ops->thread_begin)
+                w->ops->thread_begin(w->userdata);
         pthread_mutex_lock(&w->lock);
         for (;;) {
-                while (!w->stop && w->n == 0)
-                        pthread_cond_wait(&w->cond, &w->lock);
+                while (!w->stop && w->n == 0) {
+                        bool idle = w->ops->idle && w->keep_set;
+                        if (idle && (w->keep_now || now_clock(CLOCK_MONOTONIC) >= w->next_idle)) {
+                                run_idle(w, w->running);
+                                continue;
+                        }
+                        if (!idle) {
+                                pthread_cond_wait(&w->cond, &w->lock);
+                                continue;
+                        }
+                        struct timespec ts = { .tv_sec = (time_t) (w->next_idle / USEC_PER_SEC),
+                                               .tv_nsec = (long) (w->next_idle % USEC_PER_SEC) * 1000 };
+                        pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+                }
                 if (w->stop)
                         break;
                 *w->running = w->queue[w->head];
@@ -63,6 +98,8 @@ static void *worker_main(void *arg) {
                 (void) !write(w->eventfd, &one, sizeof(one));
         }
         pthread_mutex_unlock(&w->lock);
+        if (w->ops->thread_end)
+                w->ops->thread_end(w->userdata);
         return NULL;
 }
 
@@ -78,15 +115,21 @@ int action_worker_new(ActionWorker **ret, const ActuatorOps *ops, void *userdata
         w->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->done = calloc(ACTION_QUEUE, sizeof(ActionJob));
         w->running = calloc(1, sizeof(ActionJob));
+        w->keep_policy = calloc(1, sizeof(Policy));
         w->eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (!w->queue || !w->done || !w->running || w->eventfd < 0) {
+        if (!w->queue || !w->done || !w->running || !w->keep_policy || w->eventfd < 0) {
                 int r = w->eventfd < 0 ? negative_errno() : -ENOMEM;
                 worker_stop(w);
                 free(w);
                 return r;
         }
         pthread_mutex_init(&w->lock, NULL);
-        pthread_cond_init(&w->cond, NULL);
+        /* The idle hook's timed wait is on the monotonic clock, as now_clock(). */
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&w->cond, &ca);
+        pthread_condattr_destroy(&ca);
         /* The thread needs little stack and must not take signals meant for the loop. */
         sigset_t all, old;
         sigfillset(&all);
@@ -139,12 +182,14 @@ static bool worker_stop(ActionWorker *w) {
                 w->started = false;
         }
         free(w->running);
+        free(w->keep_policy);
         free(w->queue);
         free(w->done);
         if (w->eventfd >= 0)
                 close(w->eventfd);
         w->eventfd = -1;
         w->queue = w->done = w->running = NULL;
+        w->keep_policy = NULL;
         return false;
 }
 
@@ -176,6 +221,26 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
         pthread_cond_signal(&w->cond);
         pthread_mutex_unlock(&w->lock);
         return 0;
+}
+
+void action_worker_keep(ActionWorker *w, const ActionTarget *target, const Policy *policy, bool dry_run) {
+        assert(target);
+        assert(policy);
+        if (!w || !w->ops->idle)
+                return;
+        pthread_mutex_lock(&w->lock);
+        bool changed = !w->keep_set || w->keep_target.pid != target->pid ||
+                       w->keep_target.starttime != target->starttime;
+        w->keep_target = *target;
+        w->keep_target.cgroup_fd = -1;
+        *w->keep_policy = *policy;
+        w->keep_dry_run = dry_run;
+        w->keep_set = true;
+        if (changed) {
+                w->keep_now = true;
+                pthread_cond_signal(&w->cond);
+        }
+        pthread_mutex_unlock(&w->lock);
 }
 
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {

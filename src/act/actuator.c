@@ -13,6 +13,7 @@
 #include "pool.h"
 #include "reset.h"
 #include "restart.h"
+#include "sql-keep.h"
 #include "trim.h"
 
 int action_target_check(const ActionTarget *t) {
@@ -63,6 +64,9 @@ const ActuatorOps actuator_ops_real = {
                 [ACTION_POOL] = pool_action,
                 [ACTION_ADMIT] = admit_action,
         },
+        .thread_begin = sql_keep_thread_begin,
+        .thread_end = sql_keep_thread_end,
+        .idle = sql_keep_idle,
 };
 
 /* ---- fake: record, fail on demand ---- */

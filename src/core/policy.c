@@ -246,6 +246,7 @@ static const PolicyKey keys[] = {
           "a duration from 1s to 1m, like 2s"),
         K("sql", "query-timeout", KT_TIMESPAN, offsetof(Policy, sql_query_timeout), USEC_PER_SEC, 10 * USEC_PER_MINUTE,
           "a duration from 1s to 10m, like 10s"),
+        K("sql", "keep-open", KT_BOOL, offsetof(Policy, sql_keep_open), 0, 0, "yes or no"),
 
         K("restart", "enabled", KT_BOOL, STEP(LEVEL_RESTART, enabled), 0, 0, "yes or no"),
         K("restart", "at", KT_PERCENT_OFF, STEP(LEVEL_RESTART, at), PCT(1), PCT(100),
@@ -286,6 +287,13 @@ static const PolicyKey keys[] = {
 static const char *const sections[] = {
         "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "admit", "reset", "pool", "sql", "restart", "metrics",
 };
+
+bool policy_uses_sql(const Policy *p) {
+        return p->step[LEVEL_ADMIT].enabled || p->step[LEVEL_POOL].enabled ||
+               (p->step[LEVEL_RESET].enabled && p->reset_method == RESET_SQL) ||
+               (p->step[LEVEL_TRIM].enabled && p->trim_method == TRIM_SQL) ||
+               (p->step[LEVEL_RESTART].enabled && p->preflush);
+}
 
 const char *const *policy_key_names(void) {
         static const char *names[N_KEYS + 1];

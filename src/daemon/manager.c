@@ -574,6 +574,10 @@ void manager_tick(Manager *m, const char *reason) {
 
         write_record(m, &s);
         act_on(m, &out);
+        /* Between actions, the action thread keeps its SQL session for this server. */
+        ActionTarget keep;
+        action_target_from(&keep, &m->target);
+        action_worker_keep(m->worker, &keep, &m->policy, m->opts.dry_run);
         /* With the clock, so that the reaction time to a kernel event can be measured. */
         log_debug("tick (%s) sampled at %" PRIu64 " done at %" PRIu64 ": level %s, %u decision(s)", reason, s.mono,
                   now_clock(CLOCK_MONOTONIC), level_to_string(out.level), out.n_decisions);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memgov/clock.h"
 #include "memgov/fileio.h"
 #include "memgov/parse-proc.h"
 #include "memgov/sql.h"
@@ -494,10 +495,7 @@ static unsigned seconds(usec_t t) {
 #define SQL_AUTH_PLUGINS_TCP "mysql_native_password,client_ed25519"
 
 
-int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size) {
-        assert(p);
-        assert(ret);
-        assert(why);
+static int connect_new(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size) {
         _cleanup_close_ int sock_fd = -1, opt_fd = -1;
         char sock[PATH_MAX], fd_path[64] = "", opt_path[64] = "";
         const char *host = NULL;
@@ -601,11 +599,128 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
         return 0;
 }
 
+/* ---- the session a thread keeps open ---- */
+
+/* What a kept session was opened with: it serves only a caller with the same. */
+typedef struct KeptWith {
+        pid_t pid;
+        char socket[sizeof(((Policy *) 0)->sql_socket)];
+        char host[sizeof(((Policy *) 0)->sql_host)];
+        unsigned port;
+        char user[sizeof(((Policy *) 0)->sql_user)];
+        char option_file[sizeof(((Policy *) 0)->sql_option_file)];
+        usec_t connect_timeout, query_timeout;
+} KeptWith;
+
+static _Thread_local struct {
+        bool on;      /* this thread keeps a session */
+        bool in_use;  /* handed out by sql_connect, not given back yet */
+        SqlConn conn; /* conn.mysql == NULL: none open */
+        KeptWith with;
+        usec_t last_used;
+} kept;
+
+static void kept_with(KeptWith *w, const Policy *p, pid_t pid) {
+        *w = (KeptWith) { .pid = pid, .port = p->sql_port, .connect_timeout = p->sql_connect_timeout,
+                          .query_timeout = p->sql_query_timeout };
+        snprintf(w->socket, sizeof(w->socket), "%s", p->sql_socket);
+        snprintf(w->host, sizeof(w->host), "%s", p->sql_host);
+        snprintf(w->user, sizeof(w->user), "%s", p->sql_user);
+        snprintf(w->option_file, sizeof(w->option_file), "%s", p->sql_option_file);
+}
+
+static bool kept_matches(const Policy *p, pid_t pid) {
+        KeptWith w;
+        kept_with(&w, p, pid);
+        return kept.conn.mysql && w.pid == kept.with.pid && w.port == kept.with.port &&
+               w.connect_timeout == kept.with.connect_timeout && w.query_timeout == kept.with.query_timeout &&
+               streq(w.socket, kept.with.socket) && streq(w.host, kept.with.host) && streq(w.user, kept.with.user) &&
+               streq(w.option_file, kept.with.option_file);
+}
+
+static void kept_close(void) {
+        if (kept.conn.mysql)
+                mysql_close(kept.conn.mysql);
+        kept.conn = (SqlConn) {};
+        kept.in_use = false;
+}
+
+void sql_keep_begin(void) {
+        kept.on = true;
+}
+
+void sql_keep_end(void) {
+        kept_close();
+        kept.on = false;
+}
+
+int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size) {
+        assert(p);
+        assert(ret);
+        assert(why);
+        bool keep = kept.on && p->sql_keep_open && server_pid > 0;
+
+        if (keep && !kept.in_use && kept.conn.mysql) {
+                /* A session that no longer answers (the server closed it, or is gone) is opened
+                 * again; one for another server or other settings is closed. */
+                if (kept_matches(p, server_pid) && mysql_ping(kept.conn.mysql) == 0) {
+                        kept.in_use = true;
+                        kept.last_used = now_clock(CLOCK_MONOTONIC);
+                        *ret = kept.conn;
+                        return 0;
+                }
+                kept_close();
+        }
+        int r = connect_new(p, server_pid, ret, why, why_size);
+        if (r < 0 || !keep || kept.in_use)
+                return r;
+        ret->kept = true;
+        kept.conn = *ret;
+        kept_with(&kept.with, p, server_pid);
+        kept.in_use = true;
+        kept.last_used = now_clock(CLOCK_MONOTONIC);
+        return 0;
+}
+
 void sql_close(SqlConn *c) {
         assert(c);
-        if (c->mysql)
+        if (c->kept && c->mysql == kept.conn.mysql) {
+                kept.in_use = false;
+                if (c->broken)
+                        kept_close();
+        } else if (c->mysql)
                 mysql_close(c->mysql);
         c->mysql = NULL;
+}
+
+SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlConn *ret_conn, char *why,
+                           size_t why_size) {
+        assert(p);
+        assert(opened);
+        assert(why);
+        *opened = false;
+        if (!kept.on || !p->sql_keep_open || !policy_uses_sql(p) || server_pid <= 0) {
+                if (!kept.in_use)
+                        kept_close();
+                return SQL_KEEP_OFF;
+        }
+        if (kept.in_use)
+                return SQL_KEEP_OPEN;
+        usec_t now = now_clock(CLOCK_MONOTONIC);
+        if (kept.conn.mysql && kept_matches(p, server_pid) && now - kept.last_used < SQL_KEEP_PING)
+                return SQL_KEEP_OPEN;
+        unsigned long long had = kept.conn.mysql && kept_matches(p, server_pid) ? kept.conn.own_id : 0;
+        SqlConn c;
+        int r = sql_connect(p, server_pid, &c, why, why_size); /* pings it, or opens a new one */
+        if (r < 0)
+                return SQL_KEEP_FAILED;
+        *opened = c.own_id != had;
+        if (ret_conn) {
+                *ret_conn = c;
+                ret_conn->mysql = NULL; /* the figures only: the handle stays the keeper's */
+        }
+        sql_close(&c);
+        return SQL_KEEP_OPEN;
 }
 
 int sql_run(SqlConn *c, const char *statement, sql_row_fn row, void *userdata, char *why, size_t why_size) {
@@ -617,6 +732,7 @@ int sql_run(SqlConn *c, const char *statement, sql_row_fn row, void *userdata, c
 
         if (mysql_query(m, statement) != 0) {
                 r = classify(mysql_errno(m));
+                c->broken = c->broken || r == -ECONNRESET || r == -ECONNREFUSED;
                 snprintf(why, why_size, "%s: %s", c->endpoint, mysql_error(m));
                 return r;
         }
@@ -624,6 +740,7 @@ int sql_run(SqlConn *c, const char *statement, sql_row_fn row, void *userdata, c
         if (!res) {
                 if (mysql_field_count(m) != 0) {
                         r = classify(mysql_errno(m));
+                        c->broken = c->broken || r == -ECONNRESET || r == -ECONNREFUSED;
                         snprintf(why, why_size, "%s: reading the result: %s", c->endpoint, mysql_error(m));
                 }
                 return r;
