@@ -56,9 +56,10 @@ def median(rs, key):
 
 def main():
     out, versions, memmax, scale, nruns = sys.argv[1:6]
+    vms = sys.argv[6] if len(sys.argv) > 6 else "1 VM at a time, 2 guest CPUs"
     runs = load(out)
     lines = [f"Medians of {nruns} run(s) per cell; MariaDB under MemoryMax {memmax}, one phase {scale}s; "
-             f"alternatives: {versions}.", ""]
+             f"{vms}; alternatives: {versions}.", ""]
     table = {}
     for s in SCENARIOS:
         govs = [g for g in GOVERNORS if (s, g) in runs]

@@ -5,7 +5,7 @@
 # mariadb.service under a MemoryMax; each scenario runs once per governor with the same seed,
 # RUNS times; the medians side by side, as a table (and outcome.md, outcome.svg) in OUT.
 #
-#   bench/outcome.sh BUILD_DIR [--runs N] [--scale SECONDS] [--seed N] [--out DIR]
+#   bench/outcome.sh BUILD_DIR [--runs N] [--scale SECONDS] [--seed N] [--out DIR] [--jobs N]
 #                    [--scenarios ramp,growth,storm,linear] [--governors none,memgov,...]
 #
 # Governors: none (the kernel's OOM killer), memgov (its shipped default policy, as
@@ -16,12 +16,14 @@
 # and unpacked into a cache (MEMGOV_BENCH_CACHE, default /var/cache/memgov-bench), never
 # installed on this host (their services would start here). --scale is the length of one phase
 # of a scenario in seconds (the VM is slow: TCG). Every scenario x governor runs on its own:
-# pick them with --scenarios and --governors.
+# pick them with --scenarios and --governors. --jobs N runs N VMs at once, each with
+# 2/N guest CPUs (at least one): on a machine with 2 cores, --jobs 2 gives each VM a core of
+# its own and halves the time; every governor meets the same conditions.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: outcome.sh BUILD_DIR [options]}" && pwd)
 shift
-runs=3 scale=20 seed=1 out=
+runs=3 scale=20 seed=1 out= jobs=1
 scenarios=ramp,growth,storm,linear
 governors=none,memgov,earlyoom,nohang,oomd,manual
 max=384M vm_mem=768M
@@ -33,6 +35,7 @@ while (($#)); do
         --out) out=$2; shift 2 ;;
         --scenarios) scenarios=$2; shift 2 ;;
         --governors) governors=$2; shift 2 ;;
+        --jobs) jobs=$2; shift 2 ;;
         *) echo "outcome: unknown option $1" >&2; exit 2 ;;
         esac
 done
@@ -66,7 +69,7 @@ versions=$(for pkg in earlyoom nohang systemd-oomd; do
         echo "$pkg $(dpkg-deb -f "$(ls "$cache/debs/${pkg}"_*.deb | tail -1)" Version)"
 done | paste -sd',' | sed 's/,/, /g')
 echo "outcome: alternatives: $versions; MariaDB $(mariadbd --version | awk '{print $3}'); sysbench $(sysbench --version | awk '{print $2}')"
-echo "outcome: scenarios $scenarios; governors $governors; $runs run(s); phase ${scale}s; MemoryMax $max in a $vm_mem VM; results in $out"
+echo "outcome: scenarios $scenarios; governors $governors; $runs run(s); phase ${scale}s; MemoryMax $max in a $vm_mem VM; $jobs VM(s) at once; results in $out"
 
 # The data directory, made once per MariaDB version (and kept in the cache).
 data=$cache/datadir-$(mariadbd --version | awk '{print $3}').tar
@@ -80,32 +83,39 @@ if [[ ! -s $data ]]; then
         mv "$d/datadir.tar" "$data"
 fi
 
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "outcome: --jobs: expected a whole number from 1" >&2; exit 2; }
+cpus=$((2 / jobs > 0 ? 2 / jobs : 1))
+one_run() { # SCENARIO GOVERNOR RUN
+        local s=$1 g=$2 r=$3 d=$out/$1/$2/run-$3 t status=0
+        rm -rf "$d"
+        mkdir -p "$d"
+        t=$(date +%s)
+        "$here/tests/vm/run-vm.sh" -q --systemd --disk 2G --mem "$vm_mem" --cpus "$cpus" --results "$d" \
+                --timeout $((scale * 20 + 600)) --env "MEMGOV_BUILD=$build" \
+                --env "BENCH_SCENARIO=$s" --env "BENCH_GOVERNOR=$g" --env "BENCH_SEED=$((seed + r - 1))" \
+                --env "BENCH_SCALE=$scale" --env "BENCH_ALT=$cache/root" --env "BENCH_MAX=$max" \
+                --env "BENCH_DATA=$data" \
+                "$here/bench/outcome-guest.sh" >"$d/run-vm.log" 2>&1 || status=$?
+        if [[ $status != 0 || ! -s $d/result.env ]]; then
+                echo "outcome: $s/$g run $r failed (status $status): $(tail -3 "$d/stderr.log" 2>/dev/null | tr '\n' ' ')" >&2
+                return 0
+        fi
+        # shellcheck disable=SC1091,SC2154 # the figures come from result.env
+        (. "$d/result.env"
+         echo "outcome: $s/$g run $r: ${seconds}s: oom_kills=$oom_kills sigkills=$sigkills" \
+              "restarts=$graceful_restarts down=${down_seconds}s tx=$transactions errors=$client_errors" \
+              "p99=${p99_ms}ms peak=$((peak_bytes >> 20))M ($(( $(date +%s) - t ))s)")
+}
 t0=$(date +%s)
 for s in ${scenarios//,/ }; do
         for r in $(seq "$runs"); do
                 for g in ${governors//,/ }; do
-                        d=$out/$s/$g/run-$r
-                        rm -rf "$d"
-                        mkdir -p "$d"
-                        t=$(date +%s)
-                        status=0
-                        "$here/tests/vm/run-vm.sh" -q --systemd --disk 2G --mem "$vm_mem" --results "$d" \
-                                --timeout $((scale * 20 + 600)) --env "MEMGOV_BUILD=$build" \
-                                --env "BENCH_SCENARIO=$s" --env "BENCH_GOVERNOR=$g" --env "BENCH_SEED=$((seed + r - 1))" \
-                                --env "BENCH_SCALE=$scale" --env "BENCH_ALT=$cache/root" --env "BENCH_MAX=$max" \
-                                --env "BENCH_DATA=$data" \
-                                "$here/bench/outcome-guest.sh" >"$d/run-vm.log" 2>&1 || status=$?
-                        if [[ $status != 0 || ! -s $d/result.env ]]; then
-                                echo "outcome: $s/$g run $r failed (status $status): $(tail -3 "$d/stderr.log" 2>/dev/null | tr '\n' ' ')" >&2
-                                continue
-                        fi
-                        # shellcheck disable=SC1091,SC2154 # the figures come from result.env
-                        (. "$d/result.env"
-                         echo "outcome: $s/$g run $r: ${seconds}s: oom_kills=$oom_kills sigkills=$sigkills" \
-                              "restarts=$graceful_restarts down=${down_seconds}s tx=$transactions errors=$client_errors" \
-                              "p99=${p99_ms}ms peak=$((peak_bytes >> 20))M ($(( $(date +%s) - t ))s)")
+                        while (( $(jobs -rp | wc -l) >= jobs )); do wait -n || true; done
+                        one_run "$s" "$g" "$r" &
                 done
         done
 done
+wait
 echo "outcome: $(( ($(date +%s) - t0) / 60 )) minutes"
-python3 "$here/bench/outcome-report.py" "$out" "$versions" "$max" "$scale" "$runs"
+python3 "$here/bench/outcome-report.py" "$out" "$versions" "$max" "$scale" "$runs" \
+        "$jobs VM(s) at a time, $cpus guest CPU(s) each"
