@@ -501,15 +501,17 @@ static uint64_t recent_median(const Engine *e, usec_t since, bool inclusive, uns
 static void note_action(Tick *k, ActionKind a, bool measure) {
         Engine *e = k->e;
         ActionState *st = &e->act[a];
+        /* 0 means never: a trace whose clock starts at 0 acts at 1us instead. */
+        usec_t at = MAX(k->now, (usec_t) 1);
 
-        st->last = k->now;
+        st->last = at;
         st->count++;
         st->pending = measure;
         /* This sample and the two before it: one spike is not taken for the level. */
         st->ws_before = recent_median(e, 0, true, 3);
         const Trend *tr = trend_in_use(e);
         st->slope_before = tr->valid ? tr->slope : 0;
-        e->last_action = k->now;
+        e->last_action = at;
         e->hold_shown[a] = CODE_NONE;
 }
 

@@ -338,6 +338,7 @@ static bool run(Scenario *sc, const Fault *f) {
 
         unsigned unreported = 0; /* failed actions fed to the engine and not reported yet */
         usec_t last_of[_ACTION_KIND_MAX] = {}, last_ladder = 0, backoff_until[_ACTION_KIND_MAX] = {};
+        bool acted[_ACTION_KIND_MAX] = {}, any_ladder = false; /* a trace's clock may start at 0 */
         usec_t restarts[ENGINE_RESTART_HISTORY * 4];
         unsigned n_restarts = 0;
         usec_t calm_since = 0;
@@ -403,15 +404,16 @@ static bool run(Scenario *sc, const Fault *f) {
                                                  format_timespan(tb, backoff_until[a] - now));
                                 if (action_info(a)->paced) {
                                         usec_t cd = p->step[action_info(a)->level].cooldown;
-                                        if (last_of[a] && now - last_of[a] < cd)
+                                        if (acted[a] && now - last_of[a] < cd)
                                                 violated(sc, "tick %zu: %s %s after the previous one, under its cooldown",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_of[a]));
-                                        if (last_ladder && !d->emergency && now - last_ladder < p->settle)
+                                        if (any_ladder && !d->emergency && now - last_ladder < p->settle)
                                                 violated(sc, "tick %zu: %s %s after the previous ladder action, under settle",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_ladder));
                                         last_of[a] = last_ladder = now;
+                                        acted[a] = any_ladder = true;
                                 }
                                 if (d->action == ACTION_RESTART) {
                                         usec_t c = (s.has & SAMPLE_HAS_WALL) ? s.wall : s.mono;

@@ -216,6 +216,19 @@ static void test_calm(void **state) {
         free(sim);
 }
 
+/* A recorded trace's clock may start at 0 (a replay of one that does): an action at time 0 is
+ * an action all the same, and its cooldown and settle hold. */
+static void test_action_at_time_zero(void **state) {
+        Sim *sim = sim_new(false);
+        sim->now = 0;
+        set_ws(sim, BUDGET / 100 * 80);
+        sim_tick(sim, 0);
+        assert_int_equal(count(sim, T_TRIM, 0), 1);
+        sim_run(sim, 5 * USEC_PER_MINUTE, 5 * SEC);
+        assert_int_equal(count(sim, T_TRIM, 0), 1);
+        free(sim);
+}
+
 static void test_trim_on_threshold_and_cooldown(void **state) {
         Sim *sim = sim_new(true);
         set_ws(sim, 5 * GB);
@@ -1290,6 +1303,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_calm),
                 cmocka_unit_test(test_trim_on_threshold_and_cooldown),
+                cmocka_unit_test(test_action_at_time_zero),
                 cmocka_unit_test(test_effect_from_working_set),
                 cmocka_unit_test(test_hysteresis),
                 cmocka_unit_test(test_eta_trigger),
