@@ -410,6 +410,16 @@ static bool step_exhausted(const Tick *k, Level l) {
         }
 }
 
+/* An action of rung l came out of its backoff since the ladder reached the level it is at. */
+static bool backoff_ended(const Tick *k, Level l) {
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                const ActionState *st = &k->e->act[a];
+                if (action_info(a)->level == l && st->backoff_until > k->e->level_since && st->backoff_until <= k->now)
+                        return true;
+        }
+        return false;
+}
+
 /* The buffer pool without a threshold of its own is for when reset is called for (its at or
  * eta, with the hysteresis once there) and is not helping (no session holds enough to end, or
  * ending them gave back too little), or is not enabled: a smaller pool costs every client its
@@ -1340,9 +1350,14 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                 }
         } else if (target < e->level && now - e->level_since >= p->settle) {
                 Level to = next_below(&k, e->level);
-                bool retry = sig >= to && to > LEVEL_NORMAL;
-                if (retry)
+                /* Back to a rung the signals call for, which is not spent now; else the climb
+                 * stopped below the level for its own sake (admission's or the pool's
+                 * thresholds no longer hold, the working set no longer rises). */
+                bool retry = sig >= to && to > LEVEL_NORMAL && !step_exhausted(&k, to);
+                if (retry && backoff_ended(&k, to))
                         snprintf(why, sizeof(why), "%s may help again: its backoff is over", level_to_string(to));
+                else if (retry)
+                        snprintf(why, sizeof(why), "%s may help again", level_to_string(to));
                 else
                         snprintf(why, sizeof(why), "%s no longer called for", level_to_string(e->level));
                 set_level(&k, to, retry ? LEVEL_DOWN_RETRY : LEVEL_DOWN_CALM, why);
