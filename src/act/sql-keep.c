@@ -1,6 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The action thread's SQL session, kept open between actions (sql.keep-open): see sql.h. */
+/* The action thread's SQL session, kept open between actions (sql.keep-open): see sql.h. What
+ * it learns of the server (its version, its allocator) is kept for memgov status. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+
 #include "memgov/log.h"
+#include "memgov/maps-reader.h"
 #include "memgov/sql.h"
 #include "sql-keep.h"
 
@@ -12,15 +18,27 @@ void sql_keep_thread_end(void *userdata) {
         sql_keep_end();
 }
 
-/* What was logged last: a state is logged when it changes, a failure once until it heals. The
- * action thread is the only caller. */
-static SqlKeepState shown = SQL_KEEP_OFF;
+/* Written by the action thread, read by the status; the state also decides what is logged: a
+ * state when it changes, a failure once until it heals. */
+static struct {
+        pthread_mutex_t lock;
+        SqlKeepInfo info;
+} kept = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void sql_keep_info(SqlKeepInfo *ret) {
+        pthread_mutex_lock(&kept.lock);
+        *ret = kept.info;
+        pthread_mutex_unlock(&kept.lock);
+}
 
 void sql_keep_idle(void *userdata, const ActionContext *c) {
         char why[512];
         bool opened;
-        SqlConn conn;
+        SqlConn conn = {};
+        SqlKeepInfo now;
 
+        sql_keep_info(&now);
+        SqlKeepState shown = now.state;
         SqlKeepState st = sql_keep_warm(c->policy, c->target->pid, &opened, &conn, why, sizeof(why));
         if (st == SQL_KEEP_OPEN && opened)
                 log_info("sql: a session kept open for the actions: id %llu on %s (%s)", conn.own_id, conn.endpoint,
@@ -33,5 +51,28 @@ void sql_keep_idle(void *userdata, const ActionContext *c) {
                          !c->policy->sql_keep_open      ? "sql.keep-open = no"
                          : !policy_uses_sql(c->policy) ? "no action in the policy uses SQL"
                                                         : "no server process");
-        shown = st;
+
+        /* The server as memgov knows it: its allocator from its maps, once a process; its version
+         * from the session. */
+        if (c->target->pid != now.pid) {
+                ProcMaps m;
+                now = (SqlKeepInfo) { .pid = c->target->pid };
+                now.allocator = c->target->pid > 0 && maps_read_summary(AT_FDCWD, c->target->pid, &m) >= 0
+                                        ? m.allocator : ALLOCATOR_UNKNOWN;
+        }
+        now.state = st;
+        if (st == SQL_KEEP_OPEN && opened) {
+                now.session_id = conn.own_id;
+                now.mariadb = conn.mariadb;
+                snprintf(now.version, sizeof(now.version), "%s", conn.version);
+        }
+        if (st == SQL_KEEP_FAILED)
+                snprintf(now.why, sizeof(now.why), "%s", why);
+        else
+                now.why[0] = '\0';
+        if (st == SQL_KEEP_OFF)
+                now.session_id = 0;
+        pthread_mutex_lock(&kept.lock);
+        kept.info = now;
+        pthread_mutex_unlock(&kept.lock);
 }

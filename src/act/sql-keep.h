@@ -2,6 +2,7 @@
 #pragma once
 
 #include "memgov/actuator.h"
+#include "memgov/sql-keep.h"
 
 /* ActuatorOps hooks of the real table: the action thread keeps its SQL session. */
 void sql_keep_thread_begin(void *userdata);

@@ -255,6 +255,20 @@ void print_status(json_object *st, bool color, const char *note) {
         if (t && str(t, "waiting"))
                 printf("  waiting       %s\n", str(t, "waiting"));
         printf("  policy        %s\n", str(st, "policy") ?: "?");
+        json_object *srv = obj(st, "server");
+        if (srv) {
+                int64_t id = 0;
+                bool has_id = has_num(srv, "sql_session_id", &id);
+                const char *sess = str(srv, "sql_session") ?: "off";
+                printf("  database      %s%s%s, allocator %s; SQL session %s", str(srv, "flavour") ?: "version not known yet",
+                       str(srv, "version") ? " " : "", str(srv, "version") ?: "", str(srv, "allocator") ?: "?",
+                       streq(sess, "open") ? "kept open" : streq(sess, "failed") ? "not open: " : "not kept");
+                if (has_id)
+                        printf(", id %" PRId64, id);
+                if (streq(sess, "failed"))
+                        printf("%s", str(srv, "sql_error") ?: "?");
+                printf("\n");
+        }
         printf("  cgroup        %s%s\n", str(st, "cgroup_mode") ?: "?",
                json_object_get_boolean(obj(st, "memory_controller_v2")) ? "" : ", no v2 memory controller: process only");
         printf("  level         %s%s%s%s\n", lvl_color, bold, level, off);

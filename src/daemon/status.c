@@ -12,6 +12,7 @@
 #include "memgov/fileio.h"
 #include "memgov/json-output.h"
 #include "memgov/units.h"
+#include "memgov/sql-keep.h"
 
 #ifndef MEMGOV_VERSION
 #define MEMGOV_VERSION "unknown"
@@ -140,6 +141,25 @@ static json_object *worker_json(const Manager *m, usec_t now) {
         return w;
 }
 
+/* The server as the action thread found it: version (from its SQL session), allocator (from its
+ * maps), and the session kept open for the actions. */
+static json_object *server_json(const Manager *m) {
+        SqlKeepInfo k;
+        sql_keep_info(&k);
+        if (k.pid <= 0 || k.pid != m->target.pid)
+                return NULL;
+        json_object *s = json_object_new_object();
+        json_object_object_add(s, "flavour", k.version[0] ? json_object_new_string(k.mariadb ? "MariaDB" : "MySQL") : NULL);
+        json_object_object_add(s, "version", k.version[0] ? json_object_new_string(k.version) : NULL);
+        json_object_object_add(s, "allocator", json_object_new_string(allocator_to_string(k.allocator)));
+        json_object_object_add(s, "sql_session", json_object_new_string(k.state == SQL_KEEP_OPEN     ? "open"
+                                                                          : k.state == SQL_KEEP_FAILED ? "failed"
+                                                                                                       : "off"));
+        json_object_object_add(s, "sql_session_id", k.session_id ? json_object_new_uint64(k.session_id) : NULL);
+        json_object_object_add(s, "sql_error", k.why[0] ? json_object_new_string(k.why) : NULL);
+        return s;
+}
+
 json_object *manager_status_json(const Manager *m) {
         json_object *o = json_object_new_object(), *hist = json_object_new_array();
         usec_t now = now_clock(CLOCK_MONOTONIC);
@@ -168,6 +188,7 @@ json_object *manager_status_json(const Manager *m) {
         json_object_object_add(o, "actions", actions_json(m));
         json_object_object_add(o, "restart_pending", json_object_new_boolean(m->engine->restart_pending));
         json_object_object_add(o, "worker", worker_json(m, now));
+        json_object_object_add(o, "server", server_json(m));
 
         for (unsigned i = 0; i < m->history_n; i++) {
                 const HistoryEntry *h = &m->history[(m->history_head + i) % MANAGER_HISTORY];

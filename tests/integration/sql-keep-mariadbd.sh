@@ -84,7 +84,7 @@ start_daemon() { # KEEP BUDGET LOG
         log=$dir/$3
         mkdir -p -m 700 "$dir/state"
         policy "$1" "$2"
-        "$memgov" run --pid "$MARIADB_PID" -p "$dir/policy.ini" --socket "" --state-dir "$dir/state" >"$log" 2>&1 &
+        "$memgov" run --pid "$MARIADB_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" --state-dir "$dir/state" >"$log" 2>&1 &
         daemon=$!
 }
 # Every connection the server allows taken: the storm up to max_connections, then a root
@@ -123,6 +123,18 @@ kept_id=$(sed -E 's/.*: id ([0-9]+) on .*/\1/' <<<"$line")
 echo "sql-keep-mariadbd: ${line#*sql: }"
 [[ $(mariadb_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = $kept_id AND USER = 'root'") == 1 ]] ||
         fail "session $kept_id is not in the server's process list"
+# memgov status: the server's flavour, version and allocator, and the session.
+"$memgov" status --socket "$dir/state/memgov.sock" --json >"$dir/status.json" || fail "memgov status failed"
+python3 - "$dir/status.json" "$kept_id" "$(mariadbd --version | awk '{print $3}')" <<'PY' || fail "memgov status: $(cat "$dir/status.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))["server"]
+want = {"flavour": "MariaDB", "version": sys.argv[3], "allocator": "glibc", "sql_session": "open",
+        "sql_session_id": int(sys.argv[2])}
+bad = {k: s.get(k) for k, v in want.items() if s.get(k) != v}
+if bad:
+    sys.exit(f"status server: {bad}, expected {want}")
+PY
+echo "sql-keep-mariadbd: memgov status: $("$memgov" status --socket "$dir/state/memgov.sock" | grep '^  database')"
 # Lost (a DBA's KILL, the server's wait_timeout): the ping of an idle session finds it, and a
 # new one is opened.
 mariadb_sql "KILL $kept_id"

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/parse-proc.h"
+#include "memgov/sql.h"
+
+/* The server as the action thread's kept session knows it, for memgov status: the version the
+ * server gave at the handshake (kept from the last session opened for this process), the
+ * allocator its maps show, and the session's state. */
+typedef struct SqlKeepInfo {
+        pid_t pid;
+        SqlKeepState state;
+        unsigned long long session_id; /* 0: none open */
+        bool mariadb;
+        char version[96];
+        Allocator allocator;
+        char why[256]; /* SQL_KEEP_FAILED: the last failure */
+} SqlKeepInfo;
+
+void sql_keep_info(SqlKeepInfo *ret);
