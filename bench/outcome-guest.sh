@@ -256,6 +256,13 @@ linear)
 *) die "unknown scenario $scenario" ;;
 esac
 sleep 3
+# The workload is over; what it set off may not be (a restart under way, a crash recovery): the
+# run ends once the server answers 5 probes in a row, or after 3 minutes, so that its time down
+# is counted whole.
+for i in $(seq 360); do
+        [[ $(tail -5 "$results/probe.log" | grep -c ' up$') == 5 ]] && break
+        sleep 0.5
+done
 kill "$probe" "$watch" ${manual:+"$manual"} 2>/dev/null || true
 wait 2>/dev/null || true
 t_end=$(now)
