@@ -50,6 +50,8 @@ typedef enum DecisionCode {
         EVENT_HIGH_ADOPTED,    /* memory.high set by someone else */
         EVENT_RESTART_TIMEOUT, /* no new server process within stop-timeout */
         EVENT_RESTART_ASSUMED, /* dry run: taken as done */
+        /* DECISION_ACTION */
+        ACTION_EMERGENCY_RESET, /* before an emergency restart: once an emergency, past reset's cooldown and backoff */
         _DECISION_CODE_MAX,
 } DecisionCode;
 
@@ -185,6 +187,7 @@ typedef struct Engine {
 
         /* admission: max_connections lowered by memgov and not put back yet */
         bool admit_lowered;
+        bool reset_emergency_done; /* this emergency had its reset (cleared when it is over) */
         bool admit_restoring; /* the last admission decision puts max_connections back */
         bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
         usec_t max_raised_at;

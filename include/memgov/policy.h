@@ -131,6 +131,8 @@ typedef struct Policy {
         /* [reset] */
         unsigned reset_max;
         uint64_t reset_min_memory;
+        unsigned reset_emergency_max;        /* 0 = no emergency reset */
+        uint64_t reset_emergency_min_memory;
         usec_t reset_min_idle;
         InTransaction reset_in_trx;
         ResetMethod reset_method;

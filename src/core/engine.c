@@ -527,6 +527,14 @@ static void note_action(Tick *k, ActionKind a, bool measure) {
 
 /* memory.max raised for a restart goes back to what it was; until the write is confirmed,
  * max_restoring says a restore is under way. */
+/* An action of this kind among this tick's decisions so far. */
+static bool decided_this_tick(const Tick *k, ActionKind a) {
+        for (unsigned i = 0; i < k->out->n_decisions; i++)
+                if (decision_is_action(&k->out->decisions[i]) && k->out->decisions[i].action == a)
+                        return true;
+        return false;
+}
+
 static void restore_max(Tick *k, const char *why) {
         Engine *e = k->e;
         char a[FORMAT_BYTES_MAX];
@@ -604,11 +612,7 @@ static void observe_failures(Tick *k) {
                         /* A raise that failed left memory.max as it was; a restore that failed
                          * left it raised: it is put back once the backoff is over. A restore
                          * decided in this very tick is not the one that failed. */
-                        bool restore_now = false;
-                        for (unsigned i = 0; i < k->out->n_decisions; i++)
-                                restore_now = restore_now || (decision_is_action(&k->out->decisions[i]) &&
-                                                              k->out->decisions[i].action == ACTION_SET_MAX);
-                        if (!restore_now)
+                        if (!decided_this_tick(k, ACTION_SET_MAX))
                                 e->max_raised = e->max_restoring;
                 }
                 st->pending = false;
@@ -1060,6 +1064,40 @@ static void plan_admit_restore(Tick *k) {
         note_action(k, ACTION_ADMIT, false);
 }
 
+/* An emergency restart is due, and it would end every session: the largest sessions first, down
+ * to reset.emergency-min-memory, once an emergency, even while the backoff of a reset that found
+ * none at reset.min-memory runs. A storm of many small sessions grows the server as much as one
+ * large session, and no session of it reaches min-memory. */
+static bool plan_emergency_reset(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char a[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+
+        if (!k->emergency || e->reset_emergency_done || p->reset_emergency_max == 0 || p->reset_method != RESET_SQL ||
+            !step_available(k, LEVEL_RESET) || (k->s->pending & (1u << ACTION_RESET)))
+                return false;
+        bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY;
+        Decision *d = emit_action(k, ACTION_RESET,
+                                  "%s: emergency reset (OOM under restart.emergency-eta %s): up to %u of the largest "
+                                  "session(s) holding at least %s, idle sessions first (idle at least %s)%s",
+                                  ctx(k), format_timespan(t, p->emergency_eta), p->reset_emergency_max,
+                                  format_bytes(a, p->reset_emergency_min_memory),
+                                  format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, p->reset_min_idle),
+                                  in_trx ? "; sessions in transactions too" : "");
+        if (d) {
+                d->code = ACTION_EMERGENCY_RESET;
+                d->reset_max = p->reset_emergency_max;
+                d->reset_min_memory = p->reset_emergency_min_memory;
+                d->reset_min_idle = p->reset_min_idle;
+                d->reset_in_trx = in_trx;
+        }
+        e->reset_emergency_done = true;
+        /* A failure now starts its own backoff, reported as any: the engine learns it once. */
+        e->act[ACTION_RESET].spent = false;
+        note_action(k, ACTION_RESET, true);
+        return true;
+}
+
 static void act(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -1070,10 +1108,21 @@ static void act(Tick *k) {
         if (e->restart_pending)
                 return;
 
+        if (!k->emergency)
+                e->reset_emergency_done = false;
         if (e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) && !e->act[ACTION_RESTART].spent &&
             cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) && recheck(k, LEVEL_RESTART) && restart_allowed(k)) {
+                if (plan_emergency_reset(k))
+                        return;
+                /* The emergency reset's sessions are still ending: its result first. */
+                if (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET)))
+                        return;
                 const Sample *s = k->s;
-                if (p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED && !e->max_raised) {
+                /* Not beside a restore of memory.max decided in this tick (a retry of one that
+                 * failed): the sample still shows the raised value, which would be taken for the
+                 * one to put back. */
+                if (p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED && !e->max_raised &&
+                    !decided_this_tick(k, ACTION_SET_MAX)) {
                         /* Raised from what it is, and put back to exactly that: the budget may be
                          * a budget.size below memory.max. */
                         uint64_t raised = page_round(e, s->memory_max + apply_bp(k->budget, p->max_raise));

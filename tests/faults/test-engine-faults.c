@@ -339,6 +339,7 @@ static bool run(Scenario *sc, const Fault *f) {
         unsigned unreported = 0; /* failed actions fed to the engine and not reported yet */
         usec_t last_of[_ACTION_KIND_MAX] = {}, last_ladder = 0, backoff_until[_ACTION_KIND_MAX] = {};
         bool acted[_ACTION_KIND_MAX] = {}, any_ladder = false; /* a trace's clock may start at 0 */
+        bool emergency_reset_done = false;
         usec_t restarts[ENGINE_RESTART_HISTORY * 4];
         unsigned n_restarts = 0;
         usec_t calm_since = 0;
@@ -397,14 +398,21 @@ static bool run(Scenario *sc, const Fault *f) {
 
                         if (decision_is_action(d)) {
                                 ActionKind a = d->action;
+                                /* The emergency reset before a restart: once an emergency, past
+                                 * reset's cooldown and backoff (engine.c, plan_emergency_reset). */
+                                bool exempt = d->code == ACTION_EMERGENCY_RESET && d->emergency;
                                 sc->actions++;
-                                if (now < backoff_until[a])
+                                if (exempt && emergency_reset_done)
+                                        violated(sc, "tick %zu: a second emergency reset in one emergency", i);
+                                if (exempt)
+                                        emergency_reset_done = true;
+                                if (now < backoff_until[a] && !exempt)
                                         violated(sc, "tick %zu: %s %s before the end of the backoff announced for it",
                                                  i, decision_name(d),
                                                  format_timespan(tb, backoff_until[a] - now));
                                 if (action_info(a)->paced) {
                                         usec_t cd = p->step[action_info(a)->level].cooldown;
-                                        if (acted[a] && now - last_of[a] < cd)
+                                        if (acted[a] && !exempt && now - last_of[a] < cd)
                                                 violated(sc, "tick %zu: %s %s after the previous one, under its cooldown",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_of[a]));
@@ -465,6 +473,8 @@ static bool run(Scenario *sc, const Fault *f) {
                         violated(sc, "tick %zu: the failure of %s fed to the engine is not reported", i,
                                  action_kind_to_string((ActionKind) __builtin_ctz(unreported)));
 
+                if (!(p->emergency_eta > 0 && out.eta <= p->emergency_eta))
+                        emergency_reset_done = false; /* the emergency is over */
                 bool calm = out.ws != SIZE_UNKNOWN && out.budget != SIZE_UNKNOWN && out.ws_bp < sc->calm_bp &&
                             (out.eta == USEC_INFINITY || out.eta > sc->calm_eta);
                 if (!calm)

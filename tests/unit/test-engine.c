@@ -183,7 +183,9 @@ static void check_invariants(const Sim *sim) {
                                 fail_msg("two actions %" PRIu64 "us apart, under settle", sim->at[i] - last_action);
                         }
                         Level l = action_info(d->action)->level;
-                        if (last_of[d->action] && sim->at[i] - last_of[d->action] < sim->p.step[l].cooldown) {
+                        /* The emergency reset before a restart is once an emergency, past the cooldown. */
+                        bool exempt = d->code == ACTION_EMERGENCY_RESET && d->emergency;
+                        if (last_of[d->action] && !exempt && sim->at[i] - last_of[d->action] < sim->p.step[l].cooldown) {
                                 dump(sim);
                                 fail_msg("%s repeated within its cooldown", decision_name(d));
                         }
@@ -824,6 +826,33 @@ static void test_restart_guard_rails(void **state) {
         const Decision *r = find(sim, T_RESTART, 0);
         expect(r && r->emergency);
         expect(!find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0));
+        /* ...and before it, once, the largest sessions down to reset.emergency-min-memory: a
+         * storm of many small sessions has none at reset.min-memory. */
+        unsigned n_emergency = 0, first_emergency = sim->n;
+        for (unsigned i = 0; i < sim->n; i++)
+                if (decision_class(&sim->log[i]) == T_RESET && sim->log[i].code == ACTION_EMERGENCY_RESET) {
+                        expect(sim->log[i].emergency && sim->log[i].reset_max == sim->p.reset_emergency_max &&
+                               sim->log[i].reset_min_memory == sim->p.reset_emergency_min_memory);
+                        first_emergency = MIN(first_emergency, i);
+                        n_emergency++;
+                }
+        expect(n_emergency == 1 && first_emergency < (unsigned) (r - sim->log));
+        expect(sim->p.reset_emergency_max == 16 && sim->p.reset_emergency_min_memory == 8 * MB);
+        check_invariants(sim);
+        free(sim);
+
+        /* With emergency-max-per-step = 0, the restart alone. */
+        sim = sim_new(true);
+        sim->p.reset_emergency_max = 0;
+        sim_policy_changed(sim);
+        sim->s.uptime = 53 * SEC;
+        for (unsigned i = 0; i < 60; i++) {
+                set_ws(sim, 9 * GB + 600 * MB + (uint64_t) i * (3 * MB));
+                sim_tick(sim, SEC);
+        }
+        expect(find(sim, T_RESTART, 0));
+        for (unsigned i = 0; i < sim->n; i++)
+                expect(sim->log[i].code != ACTION_EMERGENCY_RESET);
         check_invariants(sim);
         free(sim);
         /* ...while a young server warming up, far below restart.at, is left alone even with a
