@@ -1064,10 +1064,11 @@ static void plan_admit_restore(Tick *k) {
         note_action(k, ACTION_ADMIT, false);
 }
 
-/* An emergency restart is due, and it would end every session: the largest sessions first, down
- * to reset.emergency-min-memory, once an emergency, even while the backoff of a reset that found
- * none at reset.min-memory runs. A storm of many small sessions grows the server as much as one
- * large session, and no session of it reaches min-memory. */
+/* In an emergency, before a restart that would end every session (or the OOM killer, where the
+ * restart is held back): the largest sessions first, down to reset.emergency-min-memory, once an
+ * emergency, even while the backoff of a reset that found none at reset.min-memory runs. A storm
+ * of many small sessions grows the server as much as one large session, and no session of it
+ * reaches min-memory. */
 static bool plan_emergency_reset(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -1110,10 +1111,15 @@ static void act(Tick *k) {
 
         if (!k->emergency)
                 e->reset_emergency_done = false;
-        if (e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) && !e->act[ACTION_RESTART].spent &&
-            cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) && recheck(k, LEVEL_RESTART) && restart_allowed(k)) {
-                if (plan_emergency_reset(k))
-                        return;
+        bool restart_due = e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) &&
+                           !e->act[ACTION_RESTART].spent && cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) &&
+                           recheck(k, LEVEL_RESTART) && restart_allowed(k);
+        /* At the top of the ladder in an emergency, with the restart due or at restart.at (held
+         * back by its guard rails, the OOM killer is next): the emergency reset first. */
+        if (e->level >= LEVEL_RESTART && (restart_due || k->ws_bp >= p->step[LEVEL_RESTART].at) &&
+            plan_emergency_reset(k))
+                return;
+        if (restart_due) {
                 /* The emergency reset's sessions are still ending: its result first. */
                 if (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET)))
                         return;
