@@ -790,6 +790,34 @@ static void high_out_of_the_way(Tick *k) {
         e->high_changed = k->now;
 }
 
+/* A server over memory.high is slowed at every allocation: one that stops at the limit (many
+ * sessions to end, each in the middle of its queries) crawls through its shutdown for minutes
+ * (measured in the outcome benchmark's storm: 394M against memory.high 373M, more than 10 minutes
+ * without getting through it). memory.max still bounds it; memory.high goes to max until the
+ * server is back, and plan_high() leaves it alone meanwhile. */
+static void high_out_of_the_way_of_stop(Tick *k) {
+        Engine *e = k->e;
+        char a[FORMAT_BYTES_MAX];
+
+        if (!limits_writable(k->s) || !k->p->step[LEVEL_THROTTLE].enabled || e->act[ACTION_SET_HIGH].spent ||
+            !step_available(k, LEVEL_THROTTLE))
+                return;
+        uint64_t cur = e->high_known ? e->high_set : k->s->memory_high;
+        if (cur == SIZE_UNLIMITED)
+                return;
+        Decision *d = emit_action(k, ACTION_SET_HIGH,
+                                  "%s: memory.high %s -> max (out of the way of the stop: over memory.high, the "
+                                  "server would crawl through its shutdown)",
+                                  ctx(k), format_bytes(a, cur));
+        if (d) {
+                d->value = SIZE_UNLIMITED;
+                d->old_value = cur;
+        }
+        e->high_set = SIZE_UNLIMITED;
+        e->high_known = true;
+        e->high_changed = k->now;
+}
+
 static void plan_high(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -799,6 +827,9 @@ static void plan_high(Tick *k) {
 
         e->high_at_floor = false;
         if (!limits_writable(s) || !p->step[LEVEL_THROTTLE].enabled)
+                return;
+        /* Out of the way while the server stops (high_out_of_the_way_of_stop). */
+        if (e->restart_pending)
                 return;
         /* A write that failed is not tried again before its backoff is over. */
         if (e->act[ACTION_SET_HIGH].spent)
@@ -823,7 +854,8 @@ static void plan_high(Tick *k) {
                 if (full >= p->full_guard) {
                         /* The server spends its time stalled on memory.high: back off at once. */
                         e->psi_guard = true;
-                        next = cur == SIZE_UNLIMITED ? top : MIN(cur + margin, top);
+                        /* From max there is nothing to back off from. */
+                        next = cur == SIZE_UNLIMITED ? cur : MAX(cur, MIN(cur + margin, top));
                         snprintf(whybuf, sizeof(whybuf), "PSI full avg10 %s >= throttle.full-guard %s: backing off",
                                  format_bp(c, full), format_bp(d2, p->full_guard));
                         why = whybuf;
@@ -1137,6 +1169,7 @@ static void act(Tick *k) {
                                            format_bytes(a, s->memory_max), format_bytes(b, raised));
                         note_max_raised(k, d, raised);
                 }
+                high_out_of_the_way_of_stop(k);
                 /* A raise for admission still in place goes on as the restart's: restored once
                  * the server is back, not when admit.raise-for is over. */
                 e->max_by_admit = false;
