@@ -792,7 +792,7 @@ static void high_out_of_the_way(Tick *k) {
 
 /* A server over memory.high is slowed at every allocation: one that stops at the limit (many
  * sessions to end, each in the middle of its queries) crawls through its shutdown for minutes
- * (measured in the outcome benchmark's storm: 394M against memory.high 373M, more than 10 minutes
+ * (measured in the outcome benchmark's storm: 376M against memory.high 373M, more than 10 minutes
  * without getting through it). memory.max still bounds it; memory.high goes to max until the
  * server is back, and plan_high() leaves it alone meanwhile. */
 static void high_out_of_the_way_of_stop(Tick *k) {
