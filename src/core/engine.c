@@ -764,15 +764,36 @@ static bool pool_shrinking(const Engine *e) {
  * the growth went on. Before a step down, memory.high is raised to the working set plus the margin
  * (where throttling would put it now) if it is below that (the writes are carried out in order),
  * and plan_high() does not lower it before the step is judged. */
+/* memory.high as memgov last set it, else as the sample shows it. */
+static uint64_t high_now(const Tick *k) {
+        return k->e->high_known ? k->e->high_set : k->s->memory_high;
+}
+
+/* memory.high may be moved out of the way: memgov's to write, and no write of it failing. */
+static bool high_movable(const Tick *k) {
+        return limits_writable(k->s) && k->p->step[LEVEL_THROTTLE].enabled && !k->e->act[ACTION_SET_HIGH].spent &&
+               step_available(k, LEVEL_THROTTLE);
+}
+
+/* A memory.high decision taken: its values, and what memgov now knows memory.high to be. */
+static void note_high_set(Tick *k, Decision *d, uint64_t cur, uint64_t next) {
+        if (d) {
+                d->value = next;
+                d->old_value = cur;
+        }
+        k->e->high_set = next;
+        k->e->high_known = true;
+        k->e->high_changed = k->now;
+}
+
 static void high_out_of_the_way(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
 
-        if (!limits_writable(k->s) || !p->step[LEVEL_THROTTLE].enabled || e->act[ACTION_SET_HIGH].spent ||
-            !step_available(k, LEVEL_THROTTLE))
+        if (!high_movable(k))
                 return;
-        uint64_t cur = e->high_known ? e->high_set : k->s->memory_high;
+        uint64_t cur = high_now(k);
         uint64_t want = page_round(e, CLAMP(k->ws + apply_bp(k->budget, p->throttle_margin),
                                             apply_bp(k->budget, p->throttle_floor), high_top(k)));
         if (cur == SIZE_UNLIMITED || cur >= want)
@@ -781,13 +802,7 @@ static void high_out_of_the_way(Tick *k) {
                                   "%s: memory.high %s -> %s (out of the way of the buffer pool's shrink: over "
                                   "memory.high, the server would be slow to carry it out)",
                                   ctx(k), format_bytes(a, cur), format_bytes(b, want));
-        if (d) {
-                d->value = want;
-                d->old_value = cur;
-        }
-        e->high_set = want;
-        e->high_known = true;
-        e->high_changed = k->now;
+        note_high_set(k, d, cur, want);
 }
 
 /* A server over memory.high is slowed at every allocation: one that stops at the limit (many
@@ -796,26 +811,18 @@ static void high_out_of_the_way(Tick *k) {
  * without getting through it). memory.max still bounds it; memory.high goes to max until the
  * server is back, and plan_high() leaves it alone meanwhile. */
 static void high_out_of_the_way_of_stop(Tick *k) {
-        Engine *e = k->e;
         char a[FORMAT_BYTES_MAX];
 
-        if (!limits_writable(k->s) || !k->p->step[LEVEL_THROTTLE].enabled || e->act[ACTION_SET_HIGH].spent ||
-            !step_available(k, LEVEL_THROTTLE))
+        if (!high_movable(k))
                 return;
-        uint64_t cur = e->high_known ? e->high_set : k->s->memory_high;
+        uint64_t cur = high_now(k);
         if (cur == SIZE_UNLIMITED)
                 return;
         Decision *d = emit_action(k, ACTION_SET_HIGH,
                                   "%s: memory.high %s -> max (out of the way of the stop: over memory.high, the "
                                   "server would crawl through its shutdown)",
                                   ctx(k), format_bytes(a, cur));
-        if (d) {
-                d->value = SIZE_UNLIMITED;
-                d->old_value = cur;
-        }
-        e->high_set = SIZE_UNLIMITED;
-        e->high_known = true;
-        e->high_changed = k->now;
+        note_high_set(k, d, cur, SIZE_UNLIMITED);
 }
 
 static void plan_high(Tick *k) {
@@ -835,7 +842,7 @@ static void plan_high(Tick *k) {
         if (e->act[ACTION_SET_HIGH].spent)
                 return;
 
-        uint64_t cur = e->high_known ? e->high_set : s->memory_high;
+        uint64_t cur = high_now(k);
         /* The calm value: what someone else set (adopted), else the budget minus the headroom,
          * else (calm-headroom = off) nothing of ours. */
         bool have_ceiling = e->ceiling_known || p->calm_headroom > 0;
@@ -898,13 +905,7 @@ static void plan_high(Tick *k) {
                 return;
         Decision *d = emit_action(k, ACTION_SET_HIGH, "%s: memory.high %s -> %s (%s)", ctx(k), format_bytes(a, cur),
                            format_bytes(b, next), why);
-        if (d) {
-                d->value = next;
-                d->old_value = cur;
-        }
-        e->high_set = next;
-        e->high_known = true;
-        e->high_changed = k->now;
+        note_high_set(k, d, cur, next);
 }
 
 static unsigned restarts_within(const Engine *e, usec_t clock, usec_t span) {
