@@ -38,6 +38,7 @@ stop_storm() {
         fi
 }
 sleeper=
+filled_from=0
 stop_sleeper() {
         [[ -n $sleeper ]] && { kill "$sleeper" 2>/dev/null || true; wait "$sleeper" 2>/dev/null || true; }
         sleeper=
@@ -90,7 +91,8 @@ start_daemon() { # KEEP BUDGET LOG
 # Every connection the server allows taken: the storm up to max_connections, then a root
 # session in the slot kept for SUPER. A new connection, even root's, is refused.
 fill() {
-        local connected=$(($(status Threads_connected) - 1)) # not this query's own connection
+        filled_from=$(status Threads_connected)
+        local connected=$((filled_from - 1)) # not this query's own connection
         coproc STORM { "$conn_storm" "$(mariadb_client_socket)" storm memgov-test-password $((MAX - connected)); }
         STORM_PID=$!
         IFS= read -r -t 60 opened <&"${STORM[0]}" || fail "the storm did not open its sessions"
@@ -106,9 +108,21 @@ fill() {
         echo "sql-keep-mariadbd: the server is full: $connected connected, the storm's $((MAX - connected)) sessions, root in the slot for SUPER;" \
              "a new root connection: $out"
 }
+# The sessions gone, on the server's side too: a killed client's SLEEP goes on in the server
+# until it is killed there, and a closed session takes a moment to leave Threads_connected.
+# The next fill() counts what is connected, so it must not count what is on its way out.
 empty() {
         stop_sleeper
         stop_storm
+        local id i
+        for id in $(mariadb_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%' AND ID <> CONNECTION_ID()"); do
+                mariadb_sql "KILL $id" 2>/dev/null || true
+        done
+        for i in $(seq 100); do
+                (( $(status Threads_connected) <= filled_from )) && return 0
+                sleep 0.1
+        done
+        fail "the storm's sessions did not leave: $(status Threads_connected) connected, $filled_from before"
 }
 
 # Memory to trim: holes in the server's heap that only a trim gives back.
