@@ -2,6 +2,7 @@
 #pragma once
 
 #include "memgov/parse-proc.h"
+#include "memgov/session-memory.h"
 #include "memgov/sql.h"
 
 /* The server as the action thread's kept session knows it, for memgov status: the version the
@@ -15,6 +16,11 @@ typedef struct SqlKeepInfo {
         char version[96];
         Allocator allocator;
         char why[256]; /* SQL_KEEP_FAILED: the last failure */
+        /* Whether the server measures each session's memory, asked when a session is opened;
+         * what is off in session_memory_why. */
+        SessionMemory session_memory;
+        bool session_memory_known;
+        char session_memory_why[384];
 } SqlKeepInfo;
 
 void sql_keep_info(SqlKeepInfo *ret);

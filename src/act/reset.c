@@ -9,6 +9,7 @@
 #include "hooks.h"
 #include "memgov/actuator.h"
 #include "reset.h"
+#include "memgov/session-memory.h"
 #include "memgov/sessions.h"
 #include "memgov/sql.h"
 #include "memgov/strutil.h"
@@ -81,6 +82,22 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                 return r;
         }
 
+        /* MySQL measures a session's memory only with performance_schema's memory instruments
+         * on: without them every session reads as holding nothing, and "none holds enough"
+         * would hide why. */
+        SessionMemory measured;
+        char unmeasured[384];
+        r = session_memory_check(&conn, &measured, unmeasured, sizeof(unmeasured));
+        if (r < 0)
+                measured = SESSION_MEMORY_MEASURED; /* not known: the figures speak for themselves */
+        if (measured == SESSION_MEMORY_OFF) {
+                sql_close(&conn);
+                snprintf(ret->detail, sizeof(ret->detail), "reset: cannot choose among the %u sessions: %s", list.n,
+                         unmeasured);
+                ret->explained = true;
+                return -ENODATA;
+        }
+
         SessionSelect q = {
                 .max = d->reset_max,
                 .min_memory = d->reset_min_memory,
@@ -94,7 +111,8 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         if (k == 0) {
                 sql_close(&conn);
                 snprintf(ret->detail, sizeof(ret->detail), "reset: none of the %u sessions holds %s or more and may be "
-                         "reset", list.n, format_bytes(m, d->reset_min_memory));
+                         "reset%s%s", list.n, format_bytes(m, d->reset_min_memory),
+                         measured == SESSION_MEMORY_PARTIAL ? "; " : "", measured == SESSION_MEMORY_PARTIAL ? unmeasured : "");
                 ret->explained = true; /* not a file that was missing */
                 return -ENOENT;
         }
@@ -147,6 +165,8 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         ret->freed = rss_before > rss_after ? rss_before - rss_after : 0;
         strbuf_printf(&detail, "; %u ended; %s%s; RSS %s -> %s", killed, r < 0 ? "trim failed: " : "trimmed",
                       r < 0 ? why : "", format_bytes(m, rss_before), format_bytes(ti, rss_after));
+        if (measured == SESSION_MEMORY_PARTIAL)
+                strbuf_printf(&detail, "; %s", unmeasured);
         return killed > 0 ? 0 : -EIO;
 }
 

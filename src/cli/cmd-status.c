@@ -268,6 +268,8 @@ void print_status(json_object *st, bool color, const char *note) {
                 if (streq(sess, "failed"))
                         printf("%s", str(srv, "sql_error") ?: "?");
                 printf("\n");
+                if (str(srv, "session_memory_off"))
+                        printf("  sessions      %s\n", str(srv, "session_memory_off"));
         }
         printf("  cgroup        %s%s\n", str(st, "cgroup_mode") ?: "?",
                json_object_get_boolean(obj(st, "memory_controller_v2")) ? "" : ", no v2 memory controller: process only");

@@ -157,6 +157,10 @@ static json_object *server_json(const Manager *m) {
                                                                                                        : "off"));
         json_object_object_add(s, "sql_session_id", k.session_id ? json_object_new_uint64(k.session_id) : NULL);
         json_object_object_add(s, "sql_error", k.why[0] ? json_object_new_string(k.why) : NULL);
+        json_object_object_add(s, "session_memory", k.session_memory_known
+                                       ? json_object_new_string(session_memory_to_string(k.session_memory)) : NULL);
+        json_object_object_add(s, "session_memory_off", k.session_memory_known && k.session_memory_why[0]
+                                       ? json_object_new_string(k.session_memory_why) : NULL);
         return s;
 }
 

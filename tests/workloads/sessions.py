@@ -13,8 +13,13 @@ per session, kept open: a session is a connection).
       as normal, but each query counts 100 rows of TABLE (ids 1 to ROWS) at a random place, so
       that the answers come from the buffer pool or, once evicted, from disk.
 SIGTERM ends the normal and reader sessions early, with their line printed.
+SESSIONS_CLIENT, if set, is the client's command line up to its options (split as a shell would),
+e.g. a server's own client run in its root with nsenter; SOCKET is then the socket as that client
+sees it. By default it is the host's mariadb client.
 """
+import os
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -22,7 +27,8 @@ import time
 
 
 def client(sock, user, password):
-    return subprocess.Popen(["mariadb", "--no-defaults", "-S", sock, "-u", user, f"-p{password}", "-N", "-B", "-n"],
+    command = shlex.split(os.environ.get("SESSIONS_CLIENT", "mariadb"))
+    return subprocess.Popen(command + ["--no-defaults", "-S", sock, "-u", user, f"-p{password}", "-N", "-B", "-n"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             bufsize=1)
 
