@@ -9,15 +9,18 @@
 # - sessions fragment the heap and go away; memgov trim, with no more capabilities than
 #   memgov@.service has, makes that allocator's own call (tcmalloc's
 #   MallocExtension_ReleaseFreeMemory, glibc's malloc_trim) and the RSS falls; the server answers;
-# - without memgov's loadable function, the sql method says that it is not installed;
+# - without memgov's loadable function, the sql method says that it is not installed; with it
+#   (CREATE FUNCTION ... SONAME on the server's UDF interface), the sql method trims through it:
+#   the function makes the same allocator's call in the server's own thread;
 # - a restart that systemd refuses pre-flushes over the server's socket, found through its root,
 #   and puts innodb_max_dirty_pages_pct back;
 # - the server shuts down by its own shutdown (SQL SHUTDOWN), completely.
-#   trim-servers.sh FLAVOUR MEMGOV RESTART_REFUSED
+#   trim-servers.sh FLAVOUR MEMGOV RESTART_REFUSED UDF
 set -euo pipefail
 flavour=$1
 memgov=$2
 restart_refused=$3
+export SERVER_UDF=$4
 here=$(cd "$(dirname "$0")/.." && pwd)
 name=trim-$flavour
 # shellcheck source=../lib/servers.sh
@@ -98,6 +101,19 @@ if out=$("$memgov" trim --pid "$SERVER_PID" --method sql 2>&1); then
 fi
 [[ $out == *"memgov_trim() is not installed in the server"* ]] || fail "trim --method sql without the function: $out"
 echo "$name: ok: without the function: ${out#*: }"
+
+# With it: the same fragmentation, trimmed by the function in the session's own thread.
+server_sql "CREATE FUNCTION memgov_trim RETURNS INTEGER SONAME 'memgov_udf.so'"
+server_fragment 12 40
+before=$(server_rss)
+out=$("$memgov" trim --pid "$SERVER_PID" --method sql 2>&1) || fail "trim --method sql with memgov_trim(): $out"
+after=$(server_rss)
+echo "$name: the loadable function: ${out#memgov: }"
+[[ $out == *"memgov_trim() over SQL"*freed* ]] || fail "trim --method sql: $out"
+(( before - after > 32 * 1024 * 1024 )) || fail "the function gave back only $(mib $((before - after))) (RSS $(mib "$before") -> $(mib "$after"))"
+[[ $(server_sql "SELECT 6 * 7") == 42 ]] || fail "the server does not answer after the function's trim"
+server_unfragment
+echo "$name: ok: memgov_trim() over SQL: RSS $(mib "$before") -> $(mib "$after")"
 
 pct=$(server_sql "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
 detail=$("$restart_refused" "$SERVER_PID") || fail "restart: $detail"

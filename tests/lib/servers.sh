@@ -16,7 +16,9 @@
 # MySQL's data directory is made by mysqld --initialize-insecure, its root authenticated by
 # auth_socket (the operating system's account over the socket);
 # MariaDB's by mariadb-install-db with --auth-root-authentication-method=socket (unix_socket).
-# With SERVER_CGROUP set to a cgroup directory, the server starts inside it.
+# With SERVER_CGROUP set to a cgroup directory, the server starts inside it. With SERVER_UDF set
+# to memgov's loadable function (memgov_udf.so), the server's plugin directory is DIR/plugin: the
+# chroot's own plugins (links to them) and a copy of the function, for CREATE FUNCTION ... SONAME.
 # Needs root (mount namespaces, chroot; the server runs as the chroot's mysql account).
 
 SERVER_MOUNT=/srv/memgov
@@ -73,6 +75,16 @@ server_start() {
         if [[ $SERVER_FLAVOUR == mysql-* ]]; then
                 # No X Protocol listener; no directory for LOAD DATA and SELECT ... INTO OUTFILE.
                 args+=(--mysqlx=OFF --secure-file-priv=NULL)
+        fi
+        if [[ -n ${SERVER_UDF:-} ]]; then
+                local p
+                rm -rf "$SERVER_DIR/plugin"
+                mkdir "$SERVER_DIR/plugin"
+                for p in "$SERVER_ROOT"/usr/lib/mysql/plugin/*; do
+                        [[ -e $p ]] && ln -s "${p#"$SERVER_ROOT"}" "$SERVER_DIR/plugin/"
+                done
+                cp "$SERVER_UDF" "$SERVER_DIR/plugin/"
+                args+=(--plugin-dir="$in/plugin")
         fi
         if [[ ! -d $SERVER_DIR/data ]]; then
                 local install
