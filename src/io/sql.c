@@ -618,6 +618,7 @@ static _Thread_local struct {
         SqlConn conn; /* conn.mysql == NULL: none open */
         KeptWith with;
         usec_t last_used;
+        bool announced; /* sql_keep_warm told of this session (*opened), whoever opened it */
 } kept;
 
 static void kept_with(KeptWith *w, const Policy *p, pid_t pid) {
@@ -676,6 +677,7 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
                 return r;
         ret->kept = true;
         kept.conn = *ret;
+        kept.announced = false;
         kept_with(&kept.with, p, server_pid);
         kept.in_use = true;
         kept.last_used = now_clock(CLOCK_MONOTONIC);
@@ -707,19 +709,22 @@ SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlC
         if (kept.in_use)
                 return SQL_KEEP_OPEN;
         usec_t now = now_clock(CLOCK_MONOTONIC);
-        if (kept.conn.mysql && kept_matches(p, server_pid) && now - kept.last_used < SQL_KEEP_PING)
-                return SQL_KEEP_OPEN;
-        unsigned long long had = kept.conn.mysql && kept_matches(p, server_pid) ? kept.conn.own_id : 0;
-        SqlConn c;
-        int r = sql_connect(p, server_pid, &c, why, why_size); /* pings it, or opens a new one */
-        if (r < 0)
-                return SQL_KEEP_FAILED;
-        *opened = c.own_id != had;
-        if (ret_conn) {
-                *ret_conn = c;
-                ret_conn->mysql = NULL; /* the figures only: the handle stays the keeper's */
+        if (!kept.conn.mysql || !kept_matches(p, server_pid) || now - kept.last_used >= SQL_KEEP_PING) {
+                SqlConn c;
+                int r = sql_connect(p, server_pid, &c, why, why_size); /* pings it, or opens a new one */
+                if (r < 0)
+                        return SQL_KEEP_FAILED;
+                sql_close(&c);
         }
-        sql_close(&c);
+        /* New since the last call: opened here, or by an action that needed it first. */
+        if (kept.conn.mysql && !kept.announced) {
+                kept.announced = true;
+                *opened = true;
+                if (ret_conn) {
+                        *ret_conn = kept.conn;
+                        ret_conn->mysql = NULL; /* the figures only: the handle stays the keeper's */
+                }
+        }
         return SQL_KEEP_OPEN;
 }
 
