@@ -24,6 +24,10 @@ set -euo pipefail
 RECIPE=2
 FLAVOURS=(mysql-9.7 mariadb-11.8)
 
+# The instances' data directory, made once in a chroot and copied for each (server_template).
+# shellcheck source=../tests/lib/servers.sh
+. "$(dirname "$0")/../tests/lib/servers.sh"
+
 cache=${MEMGOV_SERVERS_CACHE:-/var/cache/memgov-servers}
 mirror=${MEMGOV_SERVERS_MIRROR:-http://deb.debian.org/debian}
 rebuild=0 print_root=0 flavours=()
@@ -197,7 +201,7 @@ report() {
         line=$(printf '%s, ' "${pkgs[@]}")
         say "$flavour: ${line%, }$links_line"
         local built seconds size
-        read -r built seconds size < <(sed -n 's/^built=\([^ ]*\) seconds=\([0-9]*\) size=\([0-9]*\)$/\1 \2 \3/p' "$dir/stamp")
+        read -r built seconds size <<<"$(sed -n 's/^built=\([^ ]*\) seconds=\([0-9]*\) size=\([0-9]*\)$/\1 \2 \3/p' "$dir/stamp")"
         if [[ $how == cached ]]; then
                 say "$flavour: cached in $dir/root: $(human "$size"), built $built in $(took "$seconds")"
         else
@@ -232,6 +236,12 @@ provision() {
                 [[ $reason == "not built yet" ]] || say "$flavour: building again: $reason"
                 build "$flavour" "$dir"
                 report "$flavour" "$dir" built
+        fi
+        server_use "$flavour" "$dir/root"
+        if [[ ! -d $dir/root$SERVER_TEMPLATE ]]; then
+                local start=$SECONDS
+                server_template || die "$flavour: the server cannot make a data directory in the chroot"
+                say "$flavour: a new data directory made in $(took $((SECONDS - start))), for the tests' instances to copy"
         fi
         exec {lockfd}>&-
         if (( print_root )); then echo "$dir/root"; fi

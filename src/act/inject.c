@@ -723,6 +723,13 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
         for (;;) {
                 int r = inject_once(q, skip, n, ret, why, why_size);
                 ret->tried = n + 1;
+                /* Let go untouched, having left its system call as it was stopped: a thread that
+                 * goes in and out of one (a reader's pread64) would be chosen again each time;
+                 * another one is tried. */
+                if (r == -EAGAIN && ret->tid > 0 && q->tid <= 0 && n + 1 < INJECT_MAX_THREADS) {
+                        skip[n++] = ret->tid;
+                        continue;
+                }
                 if (r != -EMSGSIZE)
                         return r;
                 /* Let go untouched: another thread may have the room. */

@@ -54,8 +54,9 @@ int inject_choose_thread(pid_t pid, pid_t tid, const pid_t *skip, unsigned n_ski
 
 const char *syscall_name(long nr);
 
-/* Calls the function in one thread; a thread found with too little stack for the call is let go
- * and another one tried (up to INJECT_MAX_THREADS). */
+/* Calls the function in one thread; a thread found with too little stack for the call, or gone
+ * out of its system call as it was stopped, is let go and another one tried (up to
+ * INJECT_MAX_THREADS). */
 #define INJECT_MAX_THREADS 4
 int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size);
 

@@ -24,13 +24,20 @@
 SERVER_MOUNT=/srv/memgov
 
 server_provision() {
-        local flavour=$1 lib
+        local flavour=$1 lib root
         lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-        SERVER_FLAVOUR=$flavour
-        SERVER_ROOT=$("$lib/../../scripts/provision-servers.sh" --root "$flavour") || {
+        root=$("$lib/../../scripts/provision-servers.sh" --root "$flavour") || {
                 echo "servers: provisioning $flavour failed" >&2
                 return 1
         }
+        server_use "$flavour" "$root"
+}
+
+# The flavour's chroot at ROOT, provisioned already (provision-servers.sh calls this itself).
+server_use() { # FLAVOUR ROOT
+        local flavour=$1
+        SERVER_FLAVOUR=$flavour
+        SERVER_ROOT=$2
         case $flavour in
         mysql-9.7) SERVER_BIN=/usr/sbin/mysqld SERVER_CLIENT=/usr/bin/mysql ;;
         mariadb-11.8) SERVER_BIN=/usr/sbin/mariadbd SERVER_CLIENT=/usr/bin/mariadb ;;
@@ -60,6 +67,43 @@ server_sql() {
 
 SERVER_PID='' SERVER_STOPPED_BY=''
 
+# A new data directory, as each flavour makes one, in DIR/data (DIR as server_start's).
+# MySQL's by mysqld --initialize-insecure, root@localhost authenticated by its operating system
+# account over the socket (auth_socket); MariaDB's by mariadb-install-db, root by unix_socket.
+server_install_datadir() { # DIR
+        local dir=$1 in=$SERVER_MOUNT install ids
+        ids=$(awk -F: '$1 == "mysql" {print $3 ":" $4}' "$SERVER_ROOT/etc/passwd")
+        if [[ $SERVER_FLAVOUR == mysql-* ]]; then
+                printf '%s\n' "INSTALL PLUGIN auth_socket SONAME 'auth_socket.so';" \
+                        "ALTER USER 'root'@'localhost' IDENTIFIED WITH auth_socket;" >"$dir/init.sql"
+                install=("$SERVER_BIN" --no-defaults --initialize-insecure --user=mysql --datadir="$in/data"
+                         --init-file="$in/init.sql" --log-error="$in/install.log")
+        else
+                install=(mariadb-install-db --no-defaults --user=mysql --datadir="$in/data"
+                         --auth-root-authentication-method=socket --skip-test-db)
+        fi
+        chown -R "$ids" "$dir"
+        if ! "${SERVER_IN_ROOT[@]}" "$dir" "${install[@]}" >"$dir/install.out" 2>&1; then
+                echo "servers: $SERVER_FLAVOUR: ${install[0]} failed:" >&2
+                tail -20 "$dir/install.out" "$dir/install.log" >&2 2>/dev/null
+                return 1
+        fi
+}
+
+# A fresh data directory, made once in the chroot (at SERVER_TEMPLATE inside it) and copied for
+# each instance: initializing is slow (MySQL's takes a minute in the test VM's emulated CPU, 5 s
+# on the host). A rebuilt chroot has none until server_template makes it again.
+SERVER_TEMPLATE=/var/lib/memgov-datadir
+server_template() {
+        [[ -d $SERVER_ROOT$SERVER_TEMPLATE ]] && return 0
+        local tmp
+        tmp=$(mktemp -d "$SERVER_ROOT/var/lib/memgov-datadir.new.XXXXXX")
+        chmod 755 "$tmp"
+        server_install_datadir "$tmp" || { rm -rf "$tmp"; return 1; }
+        mv -T "$tmp/data" "$SERVER_ROOT$SERVER_TEMPLATE"
+        rm -rf "$tmp"
+}
+
 server_start() {
         SERVER_DIR=$1
         shift
@@ -87,22 +131,10 @@ server_start() {
                 args+=(--plugin-dir="$in/plugin")
         fi
         if [[ ! -d $SERVER_DIR/data ]]; then
-                local install
-                if [[ $SERVER_FLAVOUR == mysql-* ]]; then
-                        # root@localhost authenticated by its operating system account over the socket.
-                        printf '%s\n' "INSTALL PLUGIN auth_socket SONAME 'auth_socket.so';" \
-                                "ALTER USER 'root'@'localhost' IDENTIFIED WITH auth_socket;" >"$SERVER_DIR/init.sql"
-                        install=("$SERVER_BIN" --no-defaults --initialize-insecure --user=mysql --datadir="$in/data"
-                                 --init-file="$in/init.sql" --log-error="$in/install.log")
+                if [[ -d $SERVER_ROOT$SERVER_TEMPLATE ]]; then
+                        cp -a "$SERVER_ROOT$SERVER_TEMPLATE" "$SERVER_DIR/data"
                 else
-                        install=(mariadb-install-db --no-defaults --user=mysql --datadir="$in/data"
-                                 --auth-root-authentication-method=socket --skip-test-db)
-                fi
-                chown -R "$ids" "$SERVER_DIR"
-                if ! "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "${install[@]}" >"$SERVER_DIR/install.out" 2>&1; then
-                        echo "servers: $SERVER_FLAVOUR: ${install[0]} failed:" >&2
-                        tail -20 "$SERVER_DIR/install.out" "$SERVER_DIR/install.log" >&2 2>/dev/null
-                        return 1
+                        server_install_datadir "$SERVER_DIR" || return 1
                 fi
         fi
         chown -R "$ids" "$SERVER_DIR"
