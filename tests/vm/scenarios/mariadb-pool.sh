@@ -34,6 +34,9 @@ STEP=$((CONFIGURED / 10))  # pool.step 10% (the default)
 FLOOR=$((CONFIGURED / 2))  # pool.floor 50% (the default)
 ROWS=44000                 # two rows of 7000 bytes a page: some 340M, more than the 320M pool
 HOG_RATE=${MEMGOV_POOL_HOG_RATE:-0.6}
+# The dry run's growth, faster: nothing is done, so nothing needs to keep pace with it, and it
+# only has to reach the pool's step.
+DRY_RATE=${MEMGOV_POOL_DRY_RATE:-1.5}
 
 cg=${MEMGOV_CGROUP:?}/db
 mkdir "$cg"
@@ -77,7 +80,7 @@ HOG_MB=${MEMGOV_POOL_HOG_MB:-$(( to_reset + 5 * STEP / 2 / M ))}
 DRY_MB=${MEMGOV_POOL_DRY_MB:-$(( to_reset + 20 ))}
 echo "mariadb-pool: $(mariadbd --version | cut -d' ' -f2-4); pool $(mib "$(size)"), $((total_pages - free_pages))" \
      "of $total_pages pages in use; memory.current $(mib "$held"), memory.max $(mib "$MAX");" \
-     "growth ${HOG_MB}M at ${HOG_RATE}M/s (dry run ${DRY_MB}M);" \
+     "growth ${HOG_MB}M at ${HOG_RATE}M/s (dry run ${DRY_MB}M at ${DRY_RATE}M/s);" \
      "ready after $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')s"
 
 # Every second: the pool's size and memory.current, as the client and the kernel see them.
@@ -93,8 +96,8 @@ watch_stop() { kill "$watcher"; wait "$watcher" 2>/dev/null || true; }
 sizes_seen() { awk '$2 != "-" && $2 != last { print $2; last = $2 }' "$1"; }
 peak_current() { awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$1"; }
 
-hog_start() { # MB LOG
-        ( echo "$BASHPID" >"$cg/cgroup.procs"; exec "$hog" grow "$HOG_RATE" "$1" ) >"$2" 2>&1 &
+hog_start() { # MB LOG [RATE]
+        ( echo "$BASHPID" >"$cg/cgroup.procs"; exec "$hog" grow "${3:-$HOG_RATE}" "$1" ) >"$2" 2>&1 &
         hog_pid=$!
 }
 hog_stop() { kill "$hog_pid" 2>/dev/null || true; wait "$hog_pid" 2>/dev/null || true; }
@@ -135,7 +138,7 @@ governor_start dry --dry-run
 reader_start "$results/dry.reader.log"
 watch_start "$results/dry.sizes.log"
 sleep 2
-hog_start "$DRY_MB" "$results/dry.hog.log"
+hog_start "$DRY_MB" "$results/dry.hog.log" "$DRY_RATE"
 for _ in $(seq 1500); do
         grep -q -- '-> would shrink' "$results/dry.memgov.log" && break
         grep -q '^oom_kill [1-9]' "$cg/memory.events" && break
