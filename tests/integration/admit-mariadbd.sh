@@ -38,23 +38,10 @@ mariadb_start "$dir" --max-connections=$CONFIGURED --innodb-buffer-pool-size=64M
 max() { mariadb_sql "SELECT @@GLOBAL.max_connections"; }
 status() { mariadb_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
 sockets() { find "/proc/$MARIADB_PID/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
-# run ACTION DRY HEADROOM FLOOR: one admit_run() with what memgov remembers ($memory); its
-# result in the variables r_<key>, and memory updated.
-memory="0 0 0"
-r_error='' r_explained='' r_value='' r_value_before='' r_baseline='' r_memory='' r_detail=''
-run() {
-        local out line
-        # shellcheck disable=SC2086 # memory is three numbers
-        out=$("$admit_run" "$MARIADB_PID" "$1" "$2" "$3" "$4" $memory) || fail "$1: the driver failed: $out"
-        while IFS= read -r line; do
-                printf -v "r_${line%%=*}" '%s' "${line#*=}"
-        done <<<"$out"
-        memory=$r_memory
-}
-storm_cmd() {
-        echo "$1" >&"${STORM[1]}"
-        IFS= read -r -t 60 reply <&"${STORM[0]}" || fail "the storm did not answer $1"
-}
+# shellcheck source=../lib/admit-steps.sh
+. "$here/lib/admit-steps.sh"
+ADMIT_RUN=$admit_run
+ADMIT_PID=$MARIADB_PID
 
 mariadb_sql "CREATE USER storm@localhost IDENTIFIED BY 'memgov-test-password'"
 idle_sockets=$(sockets) rss_idle=$(mariadb_rss)
@@ -110,15 +97,7 @@ within "$want" $((N_STORM + HEADROOM)) && [[ $r_error == 0 && $(max) == "$want" 
 echo "admit-mariadbd: ok: lower: $r_detail"
 
 # The headroom's connections get in, the next one is refused with 1040, the storm still answers.
-for i in $(seq $((want - N_STORM))); do
-        storm_cmd connect
-        [[ $reply == "connect ok" ]] || fail "connection $i of the headroom: $reply"
-done
-storm_cmd connect
-[[ $reply == "connect error 1040 "* ]] || fail "a connection past max_connections: $reply"
-refused=$reply
-storm_cmd ping
-[[ $reply == "alive $want of $want" ]] || fail "the sessions at max_connections: $reply"
+admit_fill_headroom $N_STORM "$want"
 echo "admit-mariadbd: ok: $((want - N_STORM)) more got in, the next: ${refused#connect }; sessions: $reply"
 # A SUPER account (memgov's) still gets in: the connection the server keeps for it.
 [[ $(mariadb_sql "SELECT 6 * 7") == 42 ]] || fail "root cannot connect at max_connections"

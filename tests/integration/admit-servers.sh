@@ -39,21 +39,10 @@ server_start "$dir" --max-connections=$CONFIGURED || exit $?
 
 max() { server_sql "SELECT @@GLOBAL.max_connections"; }
 status() { server_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
-memory="0 0 0"
-r_error='' r_explained='' r_value='' r_value_before='' r_baseline='' r_memory='' r_detail=''
-run() { # ACTION DRY HEADROOM FLOOR: one admit_run(); its result in r_<key>, memory updated
-        local out line
-        # shellcheck disable=SC2086 # memory is three numbers
-        out=$("$admit_run" "$SERVER_PID" "$1" "$2" "$3" "$4" $memory) || fail "$1: the driver failed: $out"
-        while IFS= read -r line; do
-                printf -v "r_${line%%=*}" '%s' "${line#*=}"
-        done <<<"$out"
-        memory=$r_memory
-}
-storm_cmd() {
-        echo "$1" >&"${STORM[1]}"
-        IFS= read -r -t 60 reply <&"${STORM[0]}" || fail "the storm did not answer $1"
-}
+# shellcheck source=../lib/admit-steps.sh
+. "$here/lib/admit-steps.sh"
+ADMIT_RUN=$admit_run
+ADMIT_PID=$SERVER_PID
 
 server_sql "CREATE USER storm@localhost IDENTIFIED BY 'memgov-test-password'"
 coproc STORM { "$conn_storm" "$(server_host_socket)" storm memgov-test-password $N_STORM 2>&1; }
@@ -77,15 +66,7 @@ within "$want" $((N_STORM + HEADROOM)) && [[ $r_error == 0 && $(max) == "$want" 
         fail "lower: error $r_error, max_connections $(max), reported $r_value_before -> $r_value, memory $memory: $r_detail"
 echo "$name: ok: lower: $r_detail"
 
-for i in $(seq $((want - N_STORM))); do
-        storm_cmd connect
-        [[ $reply == "connect ok" ]] || fail "connection $i of the headroom: $reply"
-done
-storm_cmd connect
-[[ $reply == "connect error 1040 "* ]] || fail "a connection past max_connections: $reply"
-refused=$reply
-storm_cmd ping
-[[ $reply == "alive $want of $want" ]] || fail "the sessions at max_connections: $reply"
+admit_fill_headroom $N_STORM "$want"
 echo "$name: ok: $((want - N_STORM)) more got in, the next: ${refused#connect }; sessions: $reply"
 [[ $(server_sql "SELECT 6 * 7") == 42 ]] || fail "root cannot connect at max_connections"
 

@@ -44,6 +44,10 @@ run_phase() { # NAME MODE(dry-run|live)
                 sleep 0.2
         done
         kill "$leaky" 2>/dev/null || true
+        # The normal client 5 s more after the resets (live), then ended rather than left to its
+        # 70 s.
+        [[ $mode == live ]] && sleep 5
+        kill -TERM "$normal" 2>/dev/null || true
         wait "$normal" || true
         "$build/memgov" status --socket "/run/memgov/$name.sock" >"$results/$name.status.txt" || true
         kill "$governor"
