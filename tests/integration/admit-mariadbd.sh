@@ -16,6 +16,8 @@ memgov=$3
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../lib/mariadb.sh
 . "$here/lib/mariadb.sh"
+# shellcheck source=../lib/admit-steps.sh
+. "$here/lib/admit-steps.sh"
 [[ $(id -u) == 0 ]] || { echo "admit-mariadbd: SKIP: needs root to run mariadbd as mysql" >&2; exit 77; }
 fail() { echo "admit-mariadbd: FAIL: $*" >&2; exit 1; }
 
@@ -25,21 +27,12 @@ HEADROOM=10
 FLOOR=10
 
 dir=$(mktemp -d /tmp/memgov-admit-XXXXXX)
-stop_storm() {
-        if [[ -n ${STORM_PID:-} ]]; then
-                echo quit >&"${STORM[1]}" 2>/dev/null || true
-                wait "$STORM_PID" 2>/dev/null || true
-                STORM_PID=
-        fi
-}
 trap 'stop_storm; mariadb_stop; rm -rf "$dir"' EXIT
 mariadb_start "$dir" --max-connections=$CONFIGURED --innodb-buffer-pool-size=64M || exit $?
 
 max() { mariadb_sql "SELECT @@GLOBAL.max_connections"; }
 status() { mariadb_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
 sockets() { find "/proc/$MARIADB_PID/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
-# shellcheck source=../lib/admit-steps.sh
-. "$here/lib/admit-steps.sh"
 ADMIT_RUN=$admit_run
 ADMIT_PID=$MARIADB_PID
 

@@ -17,6 +17,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 name=admit-$flavour
 # shellcheck source=../lib/servers.sh
 . "$here/lib/servers.sh"
+# shellcheck source=../lib/admit-steps.sh
+. "$here/lib/admit-steps.sh"
 [[ $(id -u) == 0 ]] || { echo "$name: SKIP: needs root (chroot, mount namespaces, debootstrap)" >&2; exit 77; }
 fail() { echo "$name: FAIL: $*" >&2; exit 1; }
 
@@ -27,20 +29,11 @@ FLOOR=10
 
 server_provision "$flavour"
 dir=$(mktemp -d /tmp/memgov-admit-XXXXXX)
-stop_storm() {
-        if [[ -n ${STORM_PID:-} ]]; then
-                echo quit >&"${STORM[1]}" 2>/dev/null || true
-                wait "$STORM_PID" 2>/dev/null || true
-                STORM_PID=
-        fi
-}
 trap 'stop_storm; server_stop; rm -rf "$dir"' EXIT
 server_start "$dir" --max-connections=$CONFIGURED || exit $?
 
 max() { server_sql "SELECT @@GLOBAL.max_connections"; }
 status() { server_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
-# shellcheck source=../lib/admit-steps.sh
-. "$here/lib/admit-steps.sh"
 ADMIT_RUN=$admit_run
 ADMIT_PID=$SERVER_PID
 

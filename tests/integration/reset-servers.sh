@@ -30,7 +30,7 @@ stop_all() {
         for p in $daemon $normal $leaky; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
         daemon= normal= leaky=
 }
-trap 'stop_all; server_stop; [[ -n ${KEEP:-} ]] || rm -rf "$dir"' EXIT
+trap 'stop_all; server_stop; rm -rf "$dir"' EXIT
 
 # The test's keys besides the default: the budget, a 1 s sampling, the reset alone (a host with
 # the memory controller on cgroup v1 has no memory.high to throttle with), and a min-memory the

@@ -7,6 +7,7 @@
 #   run ACTION DRY HEADROOM FLOOR   one admit_run() with what memgov remembers ($memory); its
 #                                   result in the variables r_<key>, and memory updated
 #   storm_cmd COMMAND               a command to the storm; its answer in reply
+#   stop_storm                      the storm told to quit and waited for (for an exit trap too)
 memory="0 0 0"
 r_error='' r_explained='' r_value='' r_value_before='' r_baseline='' r_memory='' r_detail=''
 run() {
@@ -17,6 +18,13 @@ run() {
                 printf -v "r_${line%%=*}" '%s' "${line#*=}"
         done <<<"$out"
         memory=$r_memory
+}
+stop_storm() {
+        if [[ -n ${STORM_PID:-} ]]; then
+                echo quit >&"${STORM[1]}" 2>/dev/null || true
+                wait "$STORM_PID" 2>/dev/null || true
+                STORM_PID=
+        fi
 }
 reply=
 storm_cmd() {
