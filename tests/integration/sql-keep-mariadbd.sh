@@ -89,33 +89,49 @@ start_daemon() { # KEEP BUDGET LOG
         daemon=$!
 }
 # Every connection the server allows taken: the storm up to max_connections, then a root
-# session in the slot kept for SUPER. A new connection, even root's, is refused.
+# session in the slot kept for SUPER. A new connection, even root's, is refused. What is
+# connected is only a starting point (a session on its way out, memgov's own short ones): the
+# storm opens a little less, then one more at a time until the server refuses it (1040), and
+# again whenever a root connection still gets in.
 fill() {
         filled_from=$(status Threads_connected)
         local connected=$((filled_from - 1)) # not this query's own connection
-        coproc STORM { "$conn_storm" "$(mariadb_client_socket)" storm memgov-test-password $((MAX - connected)); }
+        local base=$((MAX - connected - 3))
+        (( base > 0 )) || base=1
+        coproc STORM { "$conn_storm" "$(mariadb_client_socket)" storm memgov-test-password $base; }
         STORM_PID=$!
         IFS= read -r -t 60 opened <&"${STORM[0]}" || fail "the storm did not open its sessions"
-        [[ $opened == "open $((MAX - connected))" ]] || fail "the storm: $opened"
-        mariadb_sql "SELECT SLEEP(600)" >/dev/null 2>&1 &
-        sleeper=$!
-        local i out
+        [[ $opened == "open $base" ]] || fail "the storm: $opened"
+        storm_n=$base
+        local i out reply
         for i in $(seq 100); do
+                while :; do
+                        echo connect >&"${STORM[1]}"
+                        IFS= read -r -t 30 reply <&"${STORM[0]}" || fail "the storm did not answer"
+                        [[ $reply == "connect ok" ]] || break
+                        storm_n=$((storm_n + 1))
+                done
+                [[ $reply == "connect error 1040 "* ]] || fail "the storm's next session: $reply"
+                # (again if it lost the slot to the probe below and was refused)
+                [[ -n $sleeper ]] && kill -0 "$sleeper" 2>/dev/null ||
+                        { mariadb_sql "SELECT 'sql-keep sleeper', SLEEP(600)" >/dev/null 2>&1 & sleeper=$!; }
                 out=$(mariadb_sql "SELECT 1" 2>&1) || break
                 sleep 0.1
         done
         [[ $out == *"Too many connections"* ]] || fail "the server still takes connections: $out"
-        echo "sql-keep-mariadbd: the server is full: $connected connected, the storm's $((MAX - connected)) sessions, root in the slot for SUPER;" \
-             "a new root connection: $out"
+        echo "sql-keep-mariadbd: the server is full: the storm's $storm_n sessions, $((MAX - storm_n)) others," \
+             "root in the slot for SUPER; a new root connection: $out"
 }
-# The sessions gone, on the server's side too: a killed client's SLEEP goes on in the server
-# until it is killed there, and a closed session takes a moment to leave Threads_connected.
+# The storm's and the sleeper's sessions gone, on the server's side too: a killed client's SLEEP
+# goes on in the server until it is killed there (the fragmenting sessions' SLEEPs are left
+# alone: they hold the memory to trim), and a closed session takes a moment to leave
+# Threads_connected.
 # The next fill() counts what is connected, so it must not count what is on its way out.
 empty() {
         stop_sleeper
         stop_storm
         local id i
-        for id in $(mariadb_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(600)%' AND ID <> CONNECTION_ID()"); do
+        for id in $(mariadb_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT ''sql-keep sleeper''%' AND ID <> CONNECTION_ID()"); do
                 mariadb_sql "KILL $id" 2>/dev/null || true
         done
         for i in $(seq 100); do
