@@ -6,11 +6,16 @@
 # Then any account calling the function in a loop: the server trims once per interval, not on
 # every call. Last, a restart with a pre-flush that systemd refuses: the server keeps running,
 # and keeps its innodb_max_dirty_pages_pct.
-#   trim-mariadbd.sh MEMGOV MEMGOV_UDF RESTART_REFUSED
+# With ALLOCATOR jemalloc, the server runs on Debian's libjemalloc2, preloaded (as Percona Server
+# ships it; Percona's packages are not in Debian's repositories, so this stands in for them):
+# memgov must find jemalloc in the server's maps and purge its arenas (mallctl), by both methods;
+# the rest does not depend on the allocator and runs once, with glibc's.
+#   trim-mariadbd.sh MEMGOV MEMGOV_UDF RESTART_REFUSED [glibc|jemalloc]
 set -euo pipefail
 memgov=$1
 export MEMGOV_UDF=$2
 restart_refused=$3
+allocator=${4:-glibc}
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../lib/mariadb.sh
 . "$here/lib/mariadb.sh"
@@ -21,13 +26,24 @@ fail() { echo "trim-mariadbd: FAIL: $*" >&2; exit 1; }
 
 dir=$(mktemp -d /tmp/memgov-mariadb-XXXXXX)
 trap 'mariadb_unfragment; mariadb_stop; rm -rf "$dir"' EXIT
+case $allocator in
+glibc) want_function=malloc_trim ;;
+jemalloc)
+        jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+        [[ -e $jemalloc ]] || fail "$jemalloc is missing (libjemalloc2: scripts/setup-deps.sh --test)"
+        MARIADB_WRAP=(env "LD_PRELOAD=$jemalloc")
+        want_function=mallctl ;;
+*) fail "unknown allocator $allocator (glibc or jemalloc)" ;;
+esac
 mariadb_start "$dir" || exit $?
 
 for method in ptrace sql; do
         mariadb_fragment 12 40
         before=$(mariadb_rss)
+        function=$want_function
         if [[ $method == sql ]]; then
                 mariadb_sql "CREATE FUNCTION IF NOT EXISTS memgov_trim RETURNS INTEGER SONAME 'memgov_udf.so'"
+                function="memgov_trim()" # which calls the allocator's trim it finds in the server
         fi
         report=$("$memgov" trim --pid "$MARIADB_PID" --method "$method" --json) || fail "$method: $report"
         after=$(mariadb_rss)
@@ -36,13 +52,17 @@ import json, sys
 r = json.load(sys.stdin)
 print("trim-mariadbd: {method}: {allocator} {function}, thread {thread} ({syscall}), held {held_us} us, "
       "call {ms:.1f} ms, RSS {b}M -> {a}M".format(ms=r["call_us"] / 1000, b=r["rss_before"] >> 20,
-                                                  a=r["rss_after"] >> 20, **r))'
+                                                  a=r["rss_after"] >> 20, **r))
+if (r["allocator"], r["function"]) != (sys.argv[1], sys.argv[2]):
+    sys.exit("allocator %s, function %s: expected %s, %s" % (r["allocator"], r["function"], sys.argv[1], sys.argv[2]))
+' "$allocator" "$function" || fail "$method: the allocator's trim was not called: $report"
         (( after < before )) || fail "$method: RSS did not fall ($before -> $after)"
         (( before - after > 32 * 1024 * 1024 )) || fail "$method: RSS fell by only $(( (before - after) >> 20 ))M"
         [[ $(mariadb_sql "SELECT 6 * 7") == 42 ]] || fail "$method: the server does not answer after the trim"
         mariadb_unfragment
-        echo "trim-mariadbd: ok: $method: RSS $(( before >> 20 ))M -> $(( after >> 20 ))M, the server answers"
+        echo "trim-mariadbd: ok: $method: $allocator: RSS $(( before >> 20 ))M -> $(( after >> 20 ))M, the server answers"
 done
+[[ $allocator == glibc ]] || exit 0
 
 # Any account may call the function: BENCHMARK(100000, ...) must not take every arena lock
 # 100000 times. COUNT() counts the calls that trimmed (the others return NULL): the sql trim
