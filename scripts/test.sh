@@ -17,7 +17,10 @@ echo "== build"
 ./scripts/build.sh build
 echo "== tests"
 # The fault tests run once, under the sanitizers below, where a leak or an overflow shows.
-meson test -C build --print-errorlogs --num-processes 2 --no-suite faults
+meson test -C build --print-errorlogs --num-processes 2 --no-suite faults --no-suite vm
+echo "== tests on a real cgroup v2 kernel (VMs, two at a time)"
+# On their own: a VM beside another VM, not beside the host's tests.
+meson test -C build --print-errorlogs --num-processes 2 --suite vm
 
 echo "== tests under ASan and UBSan"
 ./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
