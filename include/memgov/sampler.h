@@ -22,8 +22,11 @@ typedef struct Sampler {
         bool have_connections;
         unsigned connections;
         char *buf;  /* SAMPLER_FILE_MAX */
-        /* What went wrong last, for a caller that logs each kind of problem once. */
+        /* What went wrong last, and in which file ("memory.stat", "stat"), for a caller that logs
+         * each kind of problem once. */
         int cgroup_error, process_error;
+        char cgroup_error_file[32], process_error_file[32];
+        char reading[32]; /* the file being read or parsed */
 } Sampler;
 
 int sampler_init(Sampler *s, const Roots *roots);

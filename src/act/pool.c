@@ -15,6 +15,7 @@
 #include "memgov/sql.h"
 #include "memgov/strutil.h"
 #include "memgov/units.h"
+#include "memgov/pool-watch.h"
 #include "pool.h"
 #include "trim.h"
 
@@ -582,6 +583,8 @@ int pool_action(void *userdata, const ActionContext *c, const Decision *d, Actio
         pthread_mutex_unlock(&remembered.lock);
 
         int r = pool_run(c, &with, ret);
+        if (r >= 0 && !c->dry_run && ret->value > 0 && ret->value != SIZE_UNKNOWN)
+                pool_watch_resized(c->target->pid, c->target->starttime, ret->value);
         if (ret->baseline > 0 && !c->dry_run) {
                 pthread_mutex_lock(&remembered.lock);
                 remembered.pid = c->target->pid;

@@ -9,6 +9,7 @@
 #include "memgov/maps-reader.h"
 #include "memgov/session-memory.h"
 #include "memgov/sql.h"
+#include "memgov/pool-watch.h"
 #include "sql-keep.h"
 
 void sql_keep_thread_begin(void *userdata) {
@@ -78,6 +79,14 @@ void sql_keep_idle(void *userdata, const ActionContext *c) {
                 }
                 if (now.session_memory_known && now.session_memory != SESSION_MEMORY_MEASURED)
                         log_warning("sql: the reset cannot rank the sessions by their memory: %s", now.session_memory_why);
+        }
+        /* The buffer pool, as the server keeps it between memgov's own steps. */
+        if (st == SQL_KEEP_OPEN && c->target->pid > 0) {
+                SqlConn kept_conn;
+                if (sql_connect(c->policy, c->target->pid, &kept_conn, why, sizeof(why)) >= 0) { /* the one kept */
+                        pool_watch(&kept_conn, c->target->pid, c->target->starttime);
+                        sql_close(&kept_conn);
+                }
         }
         if (st == SQL_KEEP_FAILED)
                 snprintf(now.why, sizeof(now.why), "%s", why);

@@ -36,18 +36,41 @@ extern char **environ;
 static void help(void) {
         printf("Usage: memgov demo [OPTIONS]\n"
                "\n"
-               "Show memgov governing a real MariaDB server whose memory grows: a fragmented heap, then\n"
-               "sessions that pile up memory. On a host with a cgroup v2 memory controller it runs\n"
+               "Show memgov governing a real database server whose memory grows: a fragmented heap,\n"
+               "then sessions that pile up memory. On a host with a cgroup v2 memory controller it runs\n"
                "there; elsewhere in a small VM with a Debian kernel. Installs what it needs (Debian),\n"
                "shows the live status, then a summary and a chart. Needs root; takes a few minutes.\n"
                "\n"
+               "  -s --server NAME  mariadb (the host's, from Debian's packages: the default),\n"
+               "                    mysql (Oracle MySQL 9.7, Debian unstable's) or mariadb-11.8\n"
+               "                    (Debian 13's), each in a chroot built from Debian's packages and\n"
+               "                    cached in /var/cache/memgov-servers\n"
                "  -o --output DIR   where the logs, the trace and the chart go (default ./memgov-demo)\n"
                "     --vm           use the VM even on a cgroup v2 host\n"
                "  -h --help         show this help\n");
 }
 
+/* --server: the name a user gives, the flavour the test library and the chroots know it by. */
+typedef struct DemoServer {
+        const char *name, *flavour, *what;
+} DemoServer;
+
+static const DemoServer demo_servers[] = {
+        { "mariadb", "mariadb", "a MariaDB server from Debian" },
+        { "mysql", "mysql-9.7", "Oracle MySQL 9.7 from Debian unstable, in a chroot" },
+        { "mariadb-11.8", "mariadb-11.8", "MariaDB 11.8 from Debian 13, in a chroot" },
+};
+
+static const DemoServer *demo_server(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(demo_servers); i++)
+                if (streq(demo_servers[i].name, name))
+                        return &demo_servers[i];
+        return NULL;
+}
+
 typedef struct Demo {
         char src[PATH_MAX], build[PATH_MAX], out[PATH_MAX];
+        const DemoServer *server;
         bool vm, tty;
         usec_t started;
 } Demo;
@@ -94,9 +117,11 @@ static void step(Demo *d, unsigned n, unsigned of, const char *what) {
 static int prepare(Demo *d) {
         char path[PATH_MAX + 64], log[PATH_MAX + 32];
         unsigned of = d->vm ? 4 : 3;
+        char what[160];
 
         snprintf(log, sizeof(log), "%s/setup.log", d->out);
-        step(d, 1, of, "installing what the demo needs (a MariaDB server from Debian)");
+        snprintf(what, sizeof(what), "installing what the demo needs (%s)", d->server->what);
+        step(d, 1, of, what);
         snprintf(path, sizeof(path), "%s/scripts/setup-deps.sh", d->src);
         char *deps[] = { path, (char *) "--demo", NULL };
         int r = run_logged(deps, log, NULL);
@@ -104,6 +129,17 @@ static int prepare(Demo *d) {
                 fprintf(stderr, "memgov demo: installing the packages failed (%s); see %s\n",
                         r < 0 ? strerror(-r) : "exit status", log);
                 return EXIT_FAILURE;
+        }
+        if (!streq(d->server->flavour, "mariadb")) {
+                /* On the host, before any VM: the VM verifies a chroot, it never builds one. */
+                snprintf(path, sizeof(path), "%s/scripts/provision-servers.sh", d->src);
+                char *prov[] = { path, (char *) d->server->flavour, NULL };
+                r = run_logged(prov, log, NULL);
+                if (r != 0) {
+                        fprintf(stderr, "memgov demo: the %s chroot cannot be built or verified (%s); see %s\n",
+                                d->server->flavour, r < 0 ? strerror(-r) : "exit status", log);
+                        return EXIT_FAILURE;
+                }
         }
         if (d->vm) {
                 step(d, 2, of, "preparing the VM: this host's cgroup setup has no cgroup v2 memory controller, "
@@ -122,20 +158,22 @@ static int prepare(Demo *d) {
 
 static int start_guest(Demo *d, pid_t *ret) {
         char guest[PATH_MAX + 64], log[PATH_MAX + 32], runvm[PATH_MAX + 64];
-        char env_build[PATH_MAX + 32];
+        char env_build[PATH_MAX + 32], env_server[64];
 
         snprintf(guest, sizeof(guest), "%s/scripts/demo/guest.sh", d->src);
         snprintf(log, sizeof(log), "%s/run.log", d->out);
         snprintf(env_build, sizeof(env_build), "MEMGOV_BUILD=%s", d->build);
+        snprintf(env_server, sizeof(env_server), "MEMGOV_DEMO_SERVER=%s", d->server->flavour);
         if (d->vm) {
                 snprintf(runvm, sizeof(runvm), "%s/tests/vm/run-vm.sh", d->src);
                 char *argv[] = { runvm,    (char *) "-q",      (char *) "--disk",    (char *) "2G",
                                  (char *) "--mem", (char *) "1536M", (char *) "--timeout", (char *) "900",
                                  (char *) "--results", d->out, (char *) "--env", env_build,
-                                 guest,    NULL };
+                                 (char *) "--env", env_server, guest, NULL };
                 return run_logged(argv, log, ret);
         }
         /* On this host: the same variables the VM would give. */
+        setenv("MEMGOV_DEMO_SERVER", d->server->flavour, 1);
         setenv("MEMGOV_BUILD", d->build, 1);
         setenv("MEMGOV_RESULTS", d->out, 1);
         setenv("MEMGOV_CGROUP", "/sys/fs/cgroup", 1);
@@ -281,19 +319,28 @@ static int summarize(Demo *d) {
 int cmd_demo(int argc, char **argv) {
         static const struct option options[] = {
                 { "output", required_argument, NULL, 'o' },
+                { "server", required_argument, NULL, 's' },
                 { "vm", no_argument, NULL, 'V' },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        Demo d = { .tty = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") };
+        Demo d = { .tty = isatty(STDOUT_FILENO) && !getenv("NO_COLOR"), .server = &demo_servers[0] };
         const char *out = "memgov-demo";
         bool force_vm = false;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "o:h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "o:s:h", options, NULL)) >= 0)
                 switch (c) {
                 case 'o':
                         out = optarg;
+                        break;
+                case 's':
+                        d.server = demo_server(optarg);
+                        if (!d.server) {
+                                fprintf(stderr, "memgov demo: unknown server '%s' (expected mariadb, mysql or mariadb-11.8)\n",
+                                        optarg);
+                                return EXIT_USAGE;
+                        }
                         break;
                 case 'V':
                         force_vm = true;
@@ -310,7 +357,7 @@ int cmd_demo(int argc, char **argv) {
                 return EXIT_USAGE;
         }
         if (geteuid() != 0) {
-                fprintf(stderr, "memgov demo: needs root: it installs packages, creates a cgroup and starts a MariaDB "
+                fprintf(stderr, "memgov demo: needs root: it installs packages, creates a cgroup and starts a database "
                                 "server (and a VM where the host has no cgroup v2)\n");
                 return EXIT_FAILURE;
         }
@@ -346,7 +393,8 @@ int cmd_demo(int argc, char **argv) {
         if ((r = prepare(&d)) != 0)
                 return r;
         step(&d, d.vm ? 3 : 2, d.vm ? 4 : 3,
-             d.vm ? "booting the VM and starting MariaDB, memgov and the growth" : "starting MariaDB, memgov and the growth");
+             d.vm ? "booting the VM and starting the server, memgov and the growth"
+                  : "starting the server, memgov and the growth");
         if (d.tty) {
                 struct timespec ts = { 1, 0 };
                 nanosleep(&ts, NULL);

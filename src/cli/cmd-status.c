@@ -270,6 +270,22 @@ void print_status(json_object *st, bool color, const char *note) {
                 printf("\n");
                 if (str(srv, "session_memory_off"))
                         printf("  sessions      %s\n", str(srv, "session_memory_off"));
+                json_object *bp = obj(srv, "buffer_pool");
+                int64_t size = 0, found = 0, shrunk = 0, n = 0, min = 0;
+                if (bp && has_num(bp, "size", &size) && has_num(bp, "found", &found)) {
+                        printf("  buffer pool   %s (%s when first read)", format_bytes(a, (uint64_t) size),
+                               format_bytes(b, (uint64_t) found));
+                        json_object *on = obj(bp, "server_shrinks_on_pressure");
+                        if (on && json_object_get_boolean(on))
+                                printf("; the server shrinks it on memory pressure, down to %s",
+                                       has_num(bp, "auto_min", &min) && min > 0 ? format_bytes(c, (uint64_t) min) : "nothing");
+                        else if (on)
+                                printf("; the server's own shrinking on memory pressure is off");
+                        if (has_num(bp, "shrinks_by_server", &n) && n > 0 && has_num(bp, "shrunk_by_server", &shrunk))
+                                printf("; shrunk without memgov %" PRId64 " time(s), %s", n,
+                                       format_bytes(d, (uint64_t) shrunk));
+                        printf("\n");
+                }
         }
         printf("  cgroup        %s%s\n", str(st, "cgroup_mode") ?: "?",
                json_object_get_boolean(obj(st, "memory_controller_v2")) ? "" : ", no v2 memory controller: process only");

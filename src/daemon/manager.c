@@ -498,18 +498,24 @@ static void report_read_errors(Manager *m) {
         int c = m->sampler.cgroup_error == -ENOENT ? 0 : m->sampler.cgroup_error;
         int p = m->sampler.process_error == -ESRCH ? 0 : m->sampler.process_error;
 
-        if (c < 0 && c != m->cgroup_error_said)
-                log_warning_errno(c, "cannot read the cgroup of %s: %m; sampling without its cgroup figures "
-                                  "until it can be read", m->target.description);
+        const char *cf = m->sampler.cgroup_error_file, *pf = m->sampler.process_error_file;
+
+        /* Said again only when the error or the file changes. */
+        if (c < 0 && (c != m->cgroup_error_said || !streq(cf, m->cgroup_error_file_said)))
+                log_warning_errno(c, "cannot read the cgroup of %s: %s%s%m; sampling without its cgroup figures "
+                                  "until it can be read", m->target.description, cf, cf[0] ? ": " : "");
         else if (c == 0 && m->cgroup_error_said < 0)
                 log_notice("the cgroup of %s can be read again", m->target.description);
-        if (p < 0 && p != m->process_error_said)
-                log_warning_errno(p, "cannot read the server process of %s: %m; sampling without its process "
-                                  "figures until it can be read", m->target.description);
+        if (p < 0 && (p != m->process_error_said || !streq(pf, m->process_error_file_said)))
+                log_warning_errno(p, "cannot read the server process of %s: %s%s%m; sampling without its process "
+                                  "figures until it can be read", m->target.description, pf[0] ? pf : "",
+                                  pf[0] ? ": " : "");
         else if (p == 0 && m->process_error_said < 0)
                 log_notice("the server process of %s can be read again", m->target.description);
         m->cgroup_error_said = c;
         m->process_error_said = p;
+        snprintf(m->cgroup_error_file_said, sizeof(m->cgroup_error_file_said), "%s", c < 0 ? cf : "");
+        snprintf(m->process_error_file_said, sizeof(m->process_error_file_said), "%s", p < 0 ? pf : "");
 }
 
 void manager_tick(Manager *m, const char *reason) {

@@ -98,6 +98,7 @@ typedef struct Manager {
         bool cli_dry_run; /* --dry-run: a reload cannot end it */
         bool readonly_said; /* the read-only cgroup file system was reported */
         int cgroup_error_said, process_error_said; /* the read errors reported, 0 = none */
+        char cgroup_error_file_said[32], process_error_file_said[32]; /* and in which file */
         uint64_t caps; /* the capabilities kept after startup */
 } Manager;
 

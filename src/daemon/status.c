@@ -12,6 +12,7 @@
 #include "memgov/fileio.h"
 #include "memgov/json-output.h"
 #include "memgov/units.h"
+#include "memgov/pool-watch.h"
 #include "memgov/sql-keep.h"
 
 #ifndef MEMGOV_VERSION
@@ -161,6 +162,20 @@ static json_object *server_json(const Manager *m) {
                                        ? json_object_new_string(session_memory_to_string(k.session_memory)) : NULL);
         json_object_object_add(s, "session_memory_off", k.session_memory_known && k.session_memory_why[0]
                                        ? json_object_new_string(k.session_memory_why) : NULL);
+        /* The buffer pool as read on the kept session: what the server did with it by itself. */
+        PoolWatchInfo p;
+        pool_watch_info(&p);
+        if (p.known && p.pid == m->target.pid) {
+                json_object *b = json_object_new_object();
+                json_object_object_add(b, "size", json_object_new_uint64(p.size));
+                json_object_object_add(b, "found", json_object_new_uint64(p.found));
+                json_object_object_add(b, "server_shrinks_on_pressure",
+                                       p.have_auto_min ? json_object_new_boolean(p.server_shrinks) : NULL);
+                json_object_object_add(b, "auto_min", p.have_auto_min ? json_object_new_uint64(p.auto_min) : NULL);
+                json_object_object_add(b, "shrunk_by_server", json_object_new_uint64(p.shrunk_by_server));
+                json_object_object_add(b, "shrinks_by_server", json_object_new_uint64(p.shrinks_by_server));
+                json_object_object_add(s, "buffer_pool", b);
+        }
         return s;
 }
 

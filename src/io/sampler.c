@@ -44,6 +44,8 @@ void sampler_set_target(Sampler *s, int cgroup_fd, pid_t pid, uint64_t starttime
 }
 
 static ssize_t read_at(Sampler *s, int dirfd, const char *path) {
+        const char *slash = strrchr(path, '/');
+        snprintf(s->reading, sizeof(s->reading), "%s", slash ? slash + 1 : path);
         return read_small_file_at(dirfd, path, s->buf, SAMPLER_FILE_MAX);
 }
 
@@ -195,8 +197,12 @@ int sampler_read(Sampler *s, usec_t mono, usec_t wall, int32_t utc_offset, usec_
         assert(ret);
         *ret = (Sample) { .mono = mono, .wall = wall, .utc_offset = utc_offset, .has = SAMPLE_HAS_WALL };
 
+        s->reading[0] = '\0';
         s->cgroup_error = s->cgroup_fd >= 0 ? read_cgroup(s, ret) : 0;
+        snprintf(s->cgroup_error_file, sizeof(s->cgroup_error_file), "%s", s->cgroup_error ? s->reading : "");
+        s->reading[0] = '\0';
         s->process_error = s->pid > 0 ? read_process(s, boottime, ret) : 0;
+        snprintf(s->process_error_file, sizeof(s->process_error_file), "%s", s->process_error ? s->reading : "");
         s->tick++;
         read_host(s, ret);
 

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the server does with its buffer pool between memgov's own steps: see pool-watch.h. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "memgov/log.h"
+#include "memgov/macro.h"
+#include "memgov/strutil.h"
+#include "memgov/units.h"
+#include "memgov/pool-watch.h"
+
+static const char query[] =
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_buffer_pool_size', "
+        "'innodb_buffer_pool_size_auto_min')";
+
+typedef struct Read {
+        bool have_size, have_auto_min;
+        uint64_t size, auto_min;
+} Read;
+
+static int read_row(void *userdata, unsigned n, char **row) {
+        Read *r = userdata;
+        if (n < 2 || !row[0] || !row[1])
+                return 0;
+        if (!strcasecmp(row[0], "innodb_buffer_pool_size"))
+                r->have_size = parse_decimal_u64(row[1], &r->size);
+        else if (!strcasecmp(row[0], "innodb_buffer_pool_size_auto_min"))
+                r->have_auto_min = parse_decimal_u64(row[1], &r->auto_min);
+        return 0;
+}
+
+/* Written by the action thread (the watch and the pool rung), read by the status. */
+static struct {
+        pthread_mutex_t lock;
+        PoolWatchInfo info;
+} watched = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void pool_watch_info(PoolWatchInfo *ret) {
+        pthread_mutex_lock(&watched.lock);
+        *ret = watched.info;
+        pthread_mutex_unlock(&watched.lock);
+}
+
+void pool_watch_resized(pid_t pid, uint64_t starttime, uint64_t size) {
+        pthread_mutex_lock(&watched.lock);
+        if (watched.info.known && watched.info.pid == pid && watched.info.starttime == starttime)
+                watched.info.size = size;
+        pthread_mutex_unlock(&watched.lock);
+}
+
+void pool_watch(SqlConn *conn, pid_t pid, uint64_t starttime) {
+        char why[256], a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], m[FORMAT_BYTES_MAX], t[FORMAT_BYTES_MAX];
+        Read r = {};
+
+        /* A server without InnoDB, or one that did not answer: nothing to watch this time (the
+         * kept session's own failure is said where it is kept). */
+        if (sql_run(conn, query, read_row, &r, why, sizeof(why)) < 0 || !r.have_size || r.size == 0)
+                return;
+
+        PoolWatchInfo was;
+        pool_watch_info(&was);
+        PoolWatchInfo now = was;
+        const bool same = was.known && was.pid == pid && was.starttime == starttime;
+        if (!same)
+                now = (PoolWatchInfo) { .pid = pid, .starttime = starttime, .known = true, .found = r.size };
+        now.size = r.size;
+        now.have_auto_min = r.have_auto_min;
+        now.auto_min = r.auto_min;
+        /* MariaDB's auto_min defaults to innodb_buffer_pool_size_max: the server's own shrinking
+         * off; under the pool's size it is on, down to auto_min (0: no minimum). */
+        now.server_shrinks = r.have_auto_min && r.auto_min < MAX(now.found, r.size);
+
+        if (!same || now.server_shrinks != was.server_shrinks) {
+                if (now.server_shrinks)
+                        log_info("pool: buffer pool %s; the server shrinks it by itself on memory pressure, "
+                                 "down to %s (innodb_buffer_pool_size_auto_min): memgov counts what it gives back that way, "
+                                 "and grows back only what memgov itself took",
+                                 format_bytes(a, r.size), r.auto_min ? format_bytes(m, r.auto_min) : "nothing");
+                else if (r.have_auto_min)
+                        log_info("pool: buffer pool %s; the server's own shrinking on memory pressure is off "
+                                 "(innodb_buffer_pool_size_auto_min is not under the pool's size)",
+                                 format_bytes(a, r.size));
+        } else if (r.size < was.size) {
+                now.shrunk_by_server += was.size - r.size;
+                now.shrinks_by_server++;
+                /* From here the server's own shrink and an administrator's SET GLOBAL look the same. */
+                log_notice("pool: the buffer pool shrank without memgov: %s -> %s, %s given back (%s; %s in all so far)",
+                           format_bytes(a, was.size), format_bytes(b, r.size), format_bytes(m, was.size - r.size),
+                           now.server_shrinks ? "the server shrinks it on memory pressure, or an administrator did"
+                                              : "an administrator, or the server itself",
+                           format_bytes(t, now.shrunk_by_server));
+        } else if (r.size > was.size)
+                log_info("pool: the buffer pool grew without memgov: %s -> %s", format_bytes(a, was.size),
+                         format_bytes(b, r.size));
+
+        pthread_mutex_lock(&watched.lock);
+        watched.info = now;
+        pthread_mutex_unlock(&watched.lock);
+}

@@ -1,0 +1,80 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The buffer pool as the server keeps it between memgov's own steps, on a real mariadbd
+# (Debian's package) started with its own shrinking on memory pressure on
+# (innodb_buffer_pool_size_auto_min under the pool's size): the daemon, through the session it
+# keeps open, says that the server shrinks its pool by itself and down to what; a shrink it did
+# not make (here an administrator's SET GLOBAL, which is what the server's own looks like from
+# outside) is logged with what it gave back and counted in memgov status; a growth back is said
+# too, and not counted.
+#   pool-watch-mariadbd.sh MEMGOV
+set -euo pipefail
+memgov=$1
+here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../lib/mariadb.sh
+. "$here/lib/mariadb.sh"
+[[ $(id -u) == 0 ]] || { echo "pool-watch-mariadbd: SKIP: needs root to run mariadbd as mysql" >&2; exit 77; }
+fail() { echo "pool-watch-mariadbd: FAIL: $*" >&2; [[ -s ${log:-} ]] && sed 's/^/  memgov: /' "$log" >&2; exit 1; }
+M=$((1 << 20))
+
+dir=$(mktemp -d /tmp/memgov-poolwatch-XXXXXX)
+log=
+daemon=
+trap '[[ -n $daemon ]] && { kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null; }; mariadb_stop; rm -rf "$dir"' EXIT
+mariadb_start "$dir" --innodb-buffer-pool-size=64M --innodb-buffer-pool-size-auto-min=32M || exit $?
+[[ $(mariadb_sql "SELECT @@GLOBAL.innodb_buffer_pool_size_auto_min") == $((32 * M)) ]] ||
+        fail "this server has no innodb_buffer_pool_size_auto_min"
+
+# A budget far above the server: nothing is done; the kept session watches.
+cat >"$dir/policy.ini" <<EOF
+[budget]
+size = 64G
+[sampling]
+interval = 1s
+[trim]
+method = sql
+EOF
+mkdir -m 700 "$dir/state"
+log=$dir/memgov.log
+"$memgov" run --pid "$MARIADB_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" --state-dir "$dir/state" >"$log" 2>&1 &
+daemon=$!
+wait_log() { # PATTERN SECONDS
+        for _ in $(seq $(($2 * 10))); do
+                grep -q -- "$1" "$log" && return 0
+                kill -0 "$daemon" 2>/dev/null || fail "memgov exited"
+                sleep 0.1
+        done
+        return 1
+}
+wait_log "pool: buffer pool 64M; the server shrinks it by itself on memory pressure, down to 32M" 30 ||
+        fail "the server's own shrinking was not said"
+echo "pool-watch-mariadbd: $(grep -m1 -o 'pool: buffer pool 64M;.*' "$log")"
+
+mariadb_sql "SET GLOBAL innodb_buffer_pool_size = $((48 * M))"
+wait_log "pool: the buffer pool shrank without memgov: 64M -> 48M, 16M given back" 30 ||
+        fail "the shrink memgov did not make was not seen within 30 s"
+echo "pool-watch-mariadbd: $(grep -m1 -o 'pool: the buffer pool shrank without memgov.*' "$log")"
+"$memgov" status --socket "$dir/state/memgov.sock" --json >"$dir/status.json" || fail "memgov status failed"
+python3 - "$dir/status.json" <<'PY' || fail "memgov status: $(cat "$dir/status.json")"
+import json, sys
+b = json.load(open(sys.argv[1]))["server"]["buffer_pool"]
+M = 1 << 20
+want = {"size": 48 * M, "found": 64 * M, "server_shrinks_on_pressure": True, "auto_min": 32 * M,
+        "shrunk_by_server": 16 * M, "shrinks_by_server": 1}
+bad = {k: b.get(k) for k, v in want.items() if b.get(k) != v}
+if bad:
+    sys.exit(f"buffer_pool: {bad}, expected {want}")
+PY
+line=$("$memgov" status --socket "$dir/state/memgov.sock" | grep '^  buffer pool') || fail "memgov status has no buffer pool line"
+[[ $line == *"48M (64M when first read); the server shrinks it on memory pressure, down to 32M; shrunk without memgov 1 time(s), 16M" ]] ||
+        fail "memgov status: $line"
+echo "pool-watch-mariadbd: memgov status: $line"
+
+mariadb_sql "SET GLOBAL innodb_buffer_pool_size = $((64 * M))"
+wait_log "pool: the buffer pool grew without memgov: 48M -> 64M" 30 || fail "the growth back was not seen within 30 s"
+"$memgov" status --socket "$dir/state/memgov.sock" --json >"$dir/status.json" || fail "memgov status failed"
+python3 -c 'import json, sys
+b = json.load(open(sys.argv[1]))["server"]["buffer_pool"]
+sys.exit(0 if b["size"] == 64 << 20 and b["shrunk_by_server"] == 16 << 20 else f"buffer_pool: {b}")' "$dir/status.json" ||
+        fail "after the growth back"
+echo "pool-watch-mariadbd: ok: the server's own shrinking said, a shrink memgov did not make counted (16M), the growth back said"
