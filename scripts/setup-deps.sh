@@ -3,7 +3,8 @@
 # Installs the Debian packages memgov needs, and only those missing.
 #   setup-deps.sh          to build and run memgov
 #   setup-deps.sh --test   also everything the test suite uses
-#   setup-deps.sh --demo   also what memgov demo runs (a MariaDB server; the VM installs its own)
+#   setup-deps.sh --demo   also what memgov demo runs (a MariaDB server, debootstrap for the other
+#                          servers' chroots; the VM installs its own)
 set -euo pipefail
 
 build_pkgs=(gcc libc6-dev pkg-config meson ninja-build python3 scdoc
@@ -13,7 +14,7 @@ test_pkgs=(libcmocka-dev clang libclang-rt-14-dev libjemalloc2 libgoogle-perftoo
            sysbench qemu-system-x86 busybox-static cpio xz-utils zstd kmod yamllint debootstrap)
 
 pkgs=("${build_pkgs[@]}")
-demo_pkgs=(mariadb-server mariadb-client)
+demo_pkgs=(mariadb-server mariadb-client debootstrap)
 if [[ "${1:-}" == "--test" ]]; then
         pkgs+=("${test_pkgs[@]}")
 elif [[ "${1:-}" == "--demo" ]]; then

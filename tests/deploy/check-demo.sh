@@ -1,17 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # memgov demo, as the README runs it: it must end with a summary that shows trims and a reset
-# that gave memory back, no OOM kill, and a chart (a PNG of the expected size).
-#   check-demo.sh MEMGOV
+# that gave memory back, no OOM kill, and a chart (a PNG of the expected size). With SERVER, the
+# same with memgov demo --server SERVER (mysql, mariadb-11.8), and the summary must name it.
+#   check-demo.sh MEMGOV [SERVER]
 set -euo pipefail
 memgov=${1:?}
+server=${2:-}
 [[ $(id -u) == 0 ]] || { echo "check-demo: SKIP: memgov demo needs root" >&2; exit 77; }
 out=$(mktemp -d /var/tmp/memgov-demo-test.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 fail() { echo "check-demo: FAIL: $*" >&2; cat "$out/summary.txt" >&2 || true; exit 1; }
 
-NO_COLOR=1 "$memgov" demo -o "$out/demo" >"$out/summary.txt" 2>&1 || fail "memgov demo failed"
+NO_COLOR=1 "$memgov" demo -o "$out/demo" ${server:+--server "$server"} >"$out/summary.txt" 2>&1 ||
+        fail "memgov demo${server:+ --server $server} failed"
 cat "$out/summary.txt"
+case $server in
+mysql) want="MySQL 9.7" ;;
+mariadb-11.8) want="MariaDB 11.8" ;;
+*) want="MariaDB 10.11" ;;
+esac
+grep -q "^memgov demo: $want" "$out/summary.txt" || fail "the summary does not name $want"
 grep -Eq '^  trim +[1-9][0-9]* done.*[0-9.]+[KMG] given back' "$out/summary.txt" || fail "no trim gave memory back"
 grep -Eq '^  reset +[1-9][0-9]* done.*[0-9.]+[KMG] given back' "$out/summary.txt" || fail "no reset gave memory back"
 grep -Eq '^  OOM kills +0$' "$out/summary.txt" || fail "OOM kills"
@@ -22,4 +31,4 @@ assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
 w, h = struct.unpack(">II", data[16:24])
 assert (w, h) == (1280, 800), (w, h)
 PY
-echo "check-demo: ok: trims and a reset gave memory back, no OOM kill, a chart"
+echo "check-demo: ok: $want: trims and a reset gave memory back, no OOM kill, a chart"

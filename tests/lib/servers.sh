@@ -16,7 +16,9 @@
 # MySQL's data directory is made by mysqld --initialize-insecure, its root authenticated by
 # auth_socket (the operating system's account over the socket);
 # MariaDB's by mariadb-install-db with --auth-root-authentication-method=socket (unix_socket).
-# With SERVER_CGROUP set to a cgroup directory, the server starts inside it. With SERVER_UDF set
+# With SERVER_CGROUP set to a cgroup directory, the server starts inside it. With SERVER_SUPERVISE=1
+# a supervisor starts it again whenever it exits (server_wait_restart OLD_PID SECONDS follows it)
+# until server_stop. With SERVER_UDF set
 # to memgov's loadable function (memgov_udf.so), the server's plugin directory is DIR/plugin: the
 # chroot's own plugins (links to them) and a copy of the function, for CREATE FUNCTION ... SONAME.
 # Needs root (mount namespaces, chroot; the server runs as the chroot's mysql account).
@@ -44,8 +46,12 @@ server_use() { # FLAVOUR ROOT
         *) echo "servers: unknown flavour $flavour" >&2; return 1 ;;
         esac
         # shellcheck disable=SC2016 # expanded by the inner shell
+        # (With SERVER_CGROUPFS=1, the cgroup file system the server's mount namespace starts with
+        # is bound into its root too, as a container runtime gives a container its own.)
         SERVER_IN_ROOT=(unshare --mount --propagation private -- sh -c '
                 mount -t proc proc "$0/proc" && mount -t tmpfs -o mode=1777,size=256m tmpfs "$0/tmp" &&
+                { [ "${SERVER_CGROUPFS:-0}" != 1 ] || { mkdir -p "$0/sys/fs/cgroup" &&
+                  mount --rbind /sys/fs/cgroup "$0/sys/fs/cgroup"; }; } &&
                 mount --bind "$1" "$0'"$SERVER_MOUNT"'" && shift && exec chroot "$0" "$@"' "$SERVER_ROOT")
 }
 
@@ -65,7 +71,9 @@ server_sql() {
                 -u root -N -B -e "$1"
 }
 
-SERVER_PID='' SERVER_STOPPED_BY=''
+SERVER_PID='' SERVER_STOPPED_BY='' SERVER_SUPERVISOR=''
+SERVER_WRAP=() # a command the server is started through (not supervised), e.g. tests/lib/container.sh --
+SERVER_CGROUPFS=0
 
 # A new data directory, as each flavour makes one, in DIR/data (DIR as server_start's).
 # MySQL's by mysqld --initialize-insecure, root@localhost authenticated by its operating system
@@ -143,14 +151,28 @@ server_start() {
         # again under a running server.
         exec {SERVER_LOCK}<"${SERVER_ROOT%/root}.lock"
         flock -s "$SERVER_LOCK"
-        ( [[ -n ${SERVER_CGROUP:-} ]] && echo "$BASHPID" >"$SERVER_CGROUP/cgroup.procs"
-          exec "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "$SERVER_BIN" "${args[@]}" "$@" ) &
-        SERVER_PID=$!
+        rm -f "$SERVER_DIR/run/stop"
+        if [[ ${SERVER_SUPERVISE:-0} == 1 ]]; then
+                # Started again whenever it exits, until server_stop: a supervisor outside the
+                # cgroup, as systemd or a kubelet is; only the server is in it.
+                ( while [[ ! -e $SERVER_DIR/run/stop ]]; do
+                        ( [[ -n ${SERVER_CGROUP:-} ]] && echo "$BASHPID" >"$SERVER_CGROUP/cgroup.procs"
+                          exec "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "$SERVER_BIN" "${args[@]}" "$@" )
+                  done ) &
+                SERVER_SUPERVISOR=$!
+                SERVER_PID=
+        else
+                ( [[ -n ${SERVER_CGROUP:-} ]] && echo "$BASHPID" >"$SERVER_CGROUP/cgroup.procs"
+                  export SERVER_CGROUPFS
+                  exec "${SERVER_WRAP[@]}" "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "$SERVER_BIN" "${args[@]}" "$@" ) &
+                SERVER_PID=$!
+        fi
         for _ in $(seq 600); do
-                if [[ -S $SERVER_DIR/run/mysqld.sock ]] && server_sql "SELECT 1" >/dev/null 2>&1; then
+                [[ -n $SERVER_SUPERVISOR && -s $SERVER_DIR/run/mysqld.pid ]] && SERVER_PID=$(cat "$SERVER_DIR/run/mysqld.pid")
+                if [[ -n $SERVER_PID && -S $SERVER_DIR/run/mysqld.sock ]] && server_sql "SELECT 1" >/dev/null 2>&1; then
                         return 0
                 fi
-                kill -0 "$SERVER_PID" 2>/dev/null || break
+                [[ -n $SERVER_SUPERVISOR ]] || kill -0 "$SERVER_PID" 2>/dev/null || break
                 sleep 0.1
         done
         echo "servers: $SERVER_FLAVOUR: the server did not start" >&2
@@ -163,7 +185,8 @@ server_start() {
 # not answer gets SIGTERM (both shut down gracefully on it too), one still there a minute later
 # SIGKILL. SERVER_STOPPED_BY says which: shutdown, sigterm, sigkill (or exited: it was gone).
 server_stop() {
-        [[ -n ${SERVER_PID:-} ]] || return 0
+        [[ -n ${SERVER_DIR:-} && -d $SERVER_DIR/run ]] && touch "$SERVER_DIR/run/stop" # no more starts
+        [[ -n ${SERVER_PID:-} ]] || { server_stop_supervisor; return 0; }
         SERVER_STOPPED_BY=shutdown
         if ! kill -0 "$SERVER_PID" 2>/dev/null; then
                 SERVER_STOPPED_BY=exited
@@ -185,10 +208,34 @@ server_stop() {
         fi
         wait "$SERVER_PID" 2>/dev/null || true
         SERVER_PID=
+        server_stop_supervisor
         if [[ -n ${SERVER_LOCK:-} ]]; then
                 exec {SERVER_LOCK}<&-
                 SERVER_LOCK=
         fi
+}
+
+# A supervised server's supervisor, which has no server left to start again (server_stop).
+server_stop_supervisor() {
+        [[ -n ${SERVER_SUPERVISOR:-} ]] || return 0
+        for _ in $(seq 100); do kill -0 "$SERVER_SUPERVISOR" 2>/dev/null || break; sleep 0.1; done
+        kill "$SERVER_SUPERVISOR" 2>/dev/null || true
+        wait "$SERVER_SUPERVISOR" 2>/dev/null || true
+        SERVER_SUPERVISOR=
+}
+
+# A supervised server started again after OLD_PID exited: SERVER_PID the new one, once it answers.
+server_wait_restart() { # OLD_PID SECONDS
+        local pid
+        for _ in $(seq $(($2 * 10))); do
+                pid=$(cat "$SERVER_DIR/run/mysqld.pid" 2>/dev/null || true)
+                if [[ -n $pid && $pid != "$1" ]] && kill -0 "$pid" 2>/dev/null; then
+                        SERVER_PID=$pid
+                        server_sql "SELECT 1" >/dev/null 2>&1 && return 0
+                fi
+                sleep 0.1
+        done
+        return 1
 }
 
 # Fragments the server's heap as mariadb_fragment does: N sessions in parallel each set SIZE_MB

@@ -219,6 +219,12 @@ grep -q -- '-> reset failed: reset: none of the [0-9]* sessions holds 64M or mor
 grep -q -- '-> reset [0-9]* of' "$results/live.memgov.log" && fail "sessions were reset"
 grep -q 'errors=0 reconnects=0' "$results/live.reader.log" || fail "the client saw errors or lost its session"
 grep -q 'counted as failed\|-> pool failed\|effect *pool failed' "$results/live.memgov.log" && fail "a pool step failed"
+# memgov's own steps are its own: none counted as the server's (its own shrinking is off here:
+# innodb_buffer_pool_size_auto_min at its default), and the watch said so once.
+grep -q 'pool: the buffer pool shrank without memgov' "$results/live.memgov.log" &&
+        fail "memgov's own step was counted as the server's: $(grep -m1 'shrank without memgov' "$results/live.memgov.log")"
+grep -q "pool: buffer pool 320M; the server's own shrinking on memory pressure is off" "$results/live.memgov.log" ||
+        fail "the pool watch did not say whether the server shrinks its pool by itself"
 
 # Down in steps of one pool.step, never below the floor, then back up in steps to the configured
 # size, and only once the workload was gone.
