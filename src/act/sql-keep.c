@@ -67,26 +67,24 @@ void sql_keep_idle(void *userdata, const ActionContext *c) {
                 now.session_id = conn.own_id;
                 now.mariadb = conn.mariadb;
                 snprintf(now.version, sizeof(now.version), "%s", conn.version);
-                /* What the reset will be able to see, said once a session rather than at the
-                 * first reset, when it is too late to turn the instruments on. */
-                SqlConn kept_conn;
                 now.session_memory_known = false;
-                if (sql_connect(c->policy, c->target->pid, &kept_conn, why, sizeof(why)) >= 0) { /* the one kept */
+        }
+        /* On the kept session, borrowed once: what the reset will be able to see, said once a
+         * session rather than at the first reset, when it is too late to turn the instruments
+         * on; and the buffer pool, as the server keeps it between memgov's own steps. */
+        SqlConn kept_conn;
+        if (st == SQL_KEEP_OPEN && c->target->pid > 0 &&
+            sql_connect(c->policy, c->target->pid, &kept_conn, why, sizeof(why)) >= 0) { /* the one kept */
+                if (opened) {
                         now.session_memory_known = session_memory_check(&kept_conn, &now.session_memory,
                                                                         now.session_memory_why,
                                                                         sizeof(now.session_memory_why)) >= 0;
-                        sql_close(&kept_conn);
+                        if (now.session_memory_known && now.session_memory != SESSION_MEMORY_MEASURED)
+                                log_warning("sql: the reset cannot rank the sessions by their memory: %s",
+                                            now.session_memory_why);
                 }
-                if (now.session_memory_known && now.session_memory != SESSION_MEMORY_MEASURED)
-                        log_warning("sql: the reset cannot rank the sessions by their memory: %s", now.session_memory_why);
-        }
-        /* The buffer pool, as the server keeps it between memgov's own steps. */
-        if (st == SQL_KEEP_OPEN && c->target->pid > 0) {
-                SqlConn kept_conn;
-                if (sql_connect(c->policy, c->target->pid, &kept_conn, why, sizeof(why)) >= 0) { /* the one kept */
-                        pool_watch(&kept_conn, c->target->pid, c->target->starttime);
-                        sql_close(&kept_conn);
-                }
+                pool_watch(&kept_conn, c->target->pid, c->target->starttime);
+                sql_close(&kept_conn);
         }
         if (st == SQL_KEEP_FAILED)
                 snprintf(now.why, sizeof(now.why), "%s", why);
