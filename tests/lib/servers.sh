@@ -72,7 +72,7 @@ server_sql() {
 }
 
 SERVER_PID='' SERVER_STOPPED_BY='' SERVER_SUPERVISOR=''
-SERVER_WRAP=() # a command the server is started through (not supervised), e.g. tests/lib/container.sh --
+SERVER_WRAP=() # a command the server is started through, e.g. tests/lib/container.sh --
 SERVER_CGROUPFS=0
 
 # A new data directory, as each flavour makes one, in DIR/data (DIR as server_start's).
@@ -155,16 +155,11 @@ server_start() {
         if [[ ${SERVER_SUPERVISE:-0} == 1 ]]; then
                 # Started again whenever it exits, until server_stop: a supervisor outside the
                 # cgroup, as systemd or a kubelet is; only the server is in it.
-                ( while [[ ! -e $SERVER_DIR/run/stop ]]; do
-                        ( [[ -n ${SERVER_CGROUP:-} ]] && echo "$BASHPID" >"$SERVER_CGROUP/cgroup.procs"
-                          exec "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "$SERVER_BIN" "${args[@]}" "$@" )
-                  done ) &
+                ( while [[ ! -e $SERVER_DIR/run/stop ]]; do ( server_exec "${args[@]}" "$@" ); done ) &
                 SERVER_SUPERVISOR=$!
                 SERVER_PID=
         else
-                ( [[ -n ${SERVER_CGROUP:-} ]] && echo "$BASHPID" >"$SERVER_CGROUP/cgroup.procs"
-                  export SERVER_CGROUPFS
-                  exec "${SERVER_WRAP[@]}" "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "$SERVER_BIN" "${args[@]}" "$@" ) &
+                server_exec "${args[@]}" "$@" &
                 SERVER_PID=$!
         fi
         for _ in $(seq 600); do
@@ -179,6 +174,15 @@ server_start() {
         tail -20 "$SERVER_DIR/error.log" >&2
         server_stop
         return 1
+}
+
+# The server process itself, with server_start's options: in SERVER_CGROUP (when set), through
+# SERVER_WRAP, in its root. It execs: run it in a subshell (or in the background), whose pid
+# becomes the server's.
+server_exec() {
+        [[ -n ${SERVER_CGROUP:-} ]] && echo "$BASHPID" >"$SERVER_CGROUP/cgroup.procs"
+        export SERVER_CGROUPFS
+        exec "${SERVER_WRAP[@]}" "${SERVER_IN_ROOT[@]}" "$SERVER_DIR" "$SERVER_BIN" "$@"
 }
 
 # The server's own shutdown (SQL SHUTDOWN, as mysqladmin shutdown sends it); a server that does
