@@ -33,6 +33,7 @@ typedef enum DecisionCode {
         HOLD_MIN_UPTIME,
         HOLD_WINDOW,
         HOLD_NO_WALL,
+        HOLD_STARTING, /* the server is still starting: only trim until it accepts clients */
         /* DECISION_LEVEL */
         LEVEL_UP_AT,          /* at or above the rung's at */
         LEVEL_UP_ETA,         /* the ETA under the rung's eta */
@@ -50,6 +51,7 @@ typedef enum DecisionCode {
         EVENT_HIGH_ADOPTED,    /* memory.high set by someone else */
         EVENT_RESTART_TIMEOUT, /* no new server process within stop-timeout */
         EVENT_RESTART_ASSUMED, /* dry run: taken as done */
+        EVENT_SERVER_READY,    /* the server accepts clients after its startup: the trend starts over */
         /* DECISION_ACTION */
         ACTION_EMERGENCY_RESET, /* before an emergency restart: once an emergency, past reset's cooldown and backoff */
         _DECISION_CODE_MAX,
@@ -222,6 +224,12 @@ typedef struct Engine {
          * (the first minutes of a run), so that a fast event has an ETA too. */
         Trend trend, trend_short;
         uint64_t last_budget;
+
+        /* The server was seen starting (listening on nothing yet, SAMPLE_HAS_ACCEPTING), at this
+         * working set; whether the hold was said for this startup. */
+        bool starting;
+        uint64_t starting_ws;
+        bool starting_said;
 } Engine;
 
 void engine_init(Engine *e, const Policy *p, const EngineOptions *opts);

@@ -19,6 +19,7 @@ typedef enum SampleHas {
         SAMPLE_HAS_HOST = 1 << 6,    /* host RAM */
         SAMPLE_HAS_WS = 1 << 7,      /* a working-set figure given directly (plain traces) */
         SAMPLE_HAS_CONNECTIONS = 1 << 8, /* the server's socket descriptors (its client connections) */
+        SAMPLE_HAS_ACCEPTING = 1 << 9,   /* whether the server accepts clients yet (see accepting) */
 } SampleHas;
 
 
@@ -44,6 +45,11 @@ typedef struct Sample {
         /* The server's socket descriptors: one per client connection, plus its few listening
          * sockets (a connection storm shows as their rise). */
         unsigned connections;
+        /* 1 once the server process has accepted a client (an SQL session, or an answer that
+         * refused one), 0 while a database server listens on nothing yet: it is still starting
+         * (InnoDB's recovery, its caches allocated), a rise that ends and that no reset, restart
+         * or buffer pool step can help with. Known only where memgov talks SQL to it. */
+        unsigned accepting;
 
         uint64_t host_total; /* MemTotal */
         uint64_t ws;         /* with SAMPLE_HAS_WS */

@@ -8,9 +8,17 @@
 /* The server as the action thread's kept session knows it, for memgov status: the version the
  * server gave at the handshake (kept from the last session opened for this process), the
  * allocator its maps show, and the session's state. */
+/* Whether the server process accepts clients yet, as the kept session found it. */
+typedef enum ServerAccepting {
+        ACCEPTING_UNKNOWN, /* not tried yet, or not a database server (it may never listen) */
+        ACCEPTING_NOT_YET, /* a database server that listens on nothing yet: starting */
+        ACCEPTING_YES,     /* it answered since it started (a session, or a refusal) */
+} ServerAccepting;
+
 typedef struct SqlKeepInfo {
         pid_t pid;
         SqlKeepState state;
+        ServerAccepting accepting;
         unsigned long long session_id; /* 0: none open */
         bool mariadb;
         char version[96];

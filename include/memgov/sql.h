@@ -50,6 +50,10 @@ void sql_close(SqlConn *c);
 void sql_keep_begin(void);
 void sql_keep_end(void);
 
+/* Whether the process listens on any socket (unix or TCP): 1 or 0, or why it cannot be told
+ * (a negative errno: no such process, no right to copy its descriptors). */
+int sql_server_listens(pid_t pid);
+
 typedef enum SqlKeepState {
         SQL_KEEP_OFF,      /* nothing to keep: keep-open off, or no action uses SQL (closed if open) */
         SQL_KEEP_OPEN,     /* it answered a ping, or was opened now */
@@ -59,10 +63,12 @@ typedef enum SqlKeepState {
 /* Between actions, from the keeping thread: opens the session for this server when it has none,
  * pings it when it was idle for SQL_KEEP_PING or more (which also keeps the server's
  * wait_timeout from closing it), and opens it again when it no longer answers. *opened: a new
- * session, with its id and server version in *ret_conn (may be NULL). */
+ * session, with its id and server version in *ret_conn (may be NULL). SQL_KEEP_FAILED: the
+ * connection's error in *ret_error (-ENOENT: the server listens on no unix socket,
+ * -ECONNREFUSED: nothing listens where the policy says), 0 otherwise. */
 #define SQL_KEEP_PING (30 * USEC_PER_SEC)
-SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlConn *ret_conn, char *why,
-                           size_t why_size);
+SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlConn *ret_conn, int *ret_error,
+                           char *why, size_t why_size);
 
 /* Runs a statement; for a query, calls row() with each row's columns (NULL for SQL NULL). */
 typedef int (*sql_row_fn)(void *userdata, unsigned n_fields, char **row);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The action thread's SQL session, kept open between actions (sql.keep-open): see sql.h. What
  * it learns of the server (its version, its allocator) is kept for memgov status. */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include "memgov/session-memory.h"
 #include "memgov/sql.h"
 #include "memgov/pool-watch.h"
+#include "memgov/strutil.h"
+#include "memgov/target.h"
 #include "sql-keep.h"
 
 void sql_keep_thread_begin(void *userdata) {
@@ -33,15 +36,39 @@ void sql_keep_info(SqlKeepInfo *ret) {
         pthread_mutex_unlock(&kept.lock);
 }
 
+/* What the kept session's attempt says of the server: it answered (opened, or any refusal: a
+ * server that refuses memgov's account still accepts clients), or it listens on nothing yet. A
+ * process that is not a database server by name may never listen (a test's memory hog, a
+ * wrapper): it is left unknown, and the engine does not wait for it. */
+static ServerAccepting accepting_from(SqlKeepState st, int error, pid_t pid, ServerAccepting was) {
+        char comm[64];
+        if (was == ACCEPTING_YES || st == SQL_KEEP_OPEN)
+                return ACCEPTING_YES;
+        if (st != SQL_KEEP_FAILED)
+                return was;
+        if (error != -ENOENT && error != -ECONNREFUSED)
+                return ACCEPTING_YES;
+        /* Not where memgov looks: a server that listens elsewhere (TCP only, another socket)
+         * is up all the same. */
+        int r = sql_server_listens(pid);
+        if (r > 0)
+                return ACCEPTING_YES;
+        if (r < 0 || proc_read_comm(AT_FDCWD, pid, comm, sizeof(comm)) < 0 ||
+            !name_in_list(comm, TARGET_DEFAULT_PROCESSES))
+                return ACCEPTING_UNKNOWN;
+        return ACCEPTING_NOT_YET;
+}
+
 void sql_keep_idle(void *userdata, const ActionContext *c) {
         char why[512];
+        int error;
         bool opened;
         SqlConn conn = {};
         SqlKeepInfo now;
 
         sql_keep_info(&now);
         SqlKeepState shown = now.state;
-        SqlKeepState st = sql_keep_warm(c->policy, c->target->pid, &opened, &conn, why, sizeof(why));
+        SqlKeepState st = sql_keep_warm(c->policy, c->target->pid, &opened, &conn, &error, why, sizeof(why));
         if (st == SQL_KEEP_OPEN && opened)
                 log_info("sql: a session kept open for the actions: id %llu on %s (%s)", conn.own_id, conn.endpoint,
                          conn.version);
@@ -63,6 +90,8 @@ void sql_keep_idle(void *userdata, const ActionContext *c) {
                                         ? m.allocator : ALLOCATOR_UNKNOWN;
         }
         now.state = st;
+        if (c->target->pid > 0)
+                now.accepting = accepting_from(st, error, c->target->pid, now.accepting);
         if (st == SQL_KEEP_OPEN && opened) {
                 now.session_id = conn.own_id;
                 now.mariadb = conn.mariadb;

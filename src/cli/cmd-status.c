@@ -268,6 +268,10 @@ void print_status(json_object *st, bool color, const char *note) {
                 if (streq(sess, "failed"))
                         printf("%s", str(srv, "sql_error") ?: "?");
                 printf("\n");
+                json_object *acc = obj(srv, "accepting_clients");
+                if (acc && !json_object_get_boolean(acc))
+                        printf("  server        starting: it listens on no socket yet (only the trim until it "
+                               "accepts clients)\n");
                 if (str(srv, "session_memory_off"))
                         printf("  sessions      %s\n", str(srv, "session_memory_off"));
                 json_object *bp = obj(srv, "buffer_pool");

@@ -42,6 +42,7 @@ typedef struct Tick {
         usec_t eta;
         bool rising;
         bool emergency;
+        bool starting; /* the server does not accept clients yet (SAMPLE_HAS_ACCEPTING) */
         bool described;
         char ctx[192]; /* "working set 51.2G = 85% of 60G budget, rising 0.9G/h, OOM in 9h40m" */
 } Tick;
@@ -335,6 +336,11 @@ static bool connections_rising(const Tick *k) {
 static bool step_available(const Tick *k, Level l) {
         if (!k->p->step[l].enabled)
                 return false;
+        /* A server that is still starting grows by its caches and its recovery, a rise that
+         * ends: throttling it only slows its start, and it has no session to reset, no pool to
+         * resize, nothing a restart would not do again. Only the trim is left. */
+        if (k->starting && l > LEVEL_TRIM)
+                return false;
         /* Admission is a rung only in a connection storm (or while it is in place, or the ladder
          * is on it): with a flat count it would not help, and the ladder passes it by. */
         if (l == LEVEL_ADMIT)
@@ -586,6 +592,58 @@ static void observe_events(Tick *k) {
 
         if (e->max_raised && !e->act[ACTION_SET_MAX].spent)
                 restore_max(k, " after the restart");
+}
+
+/* A database server that listens on nothing yet is starting (InnoDB's recovery, its caches
+ * allocated): what it takes then is not growth to extrapolate. Once it accepts clients, the
+ * trend starts over from there. */
+static void observe_startup(Tick *k) {
+        Engine *e = k->e;
+        const Sample *s = k->s;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+
+        if (!(s->has & SAMPLE_HAS_ACCEPTING))
+                return; /* not known (yet) for this process */
+        if (!s->accepting) {
+                k->starting = true;
+                if (!e->starting) {
+                        e->starting = true;
+                        e->starting_ws = k->ws;
+                        e->starting_said = false;
+                }
+                return;
+        }
+        if (!e->starting)
+                return;
+        e->starting = false;
+        trends_init(e, k->p);
+        if (s->has & SAMPLE_HAS_UPTIME)
+                snprintf(t, sizeof(t), ", up %s", format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, s->uptime));
+        else
+                t[0] = '\0';
+        emit_code(k, DECISION_EVENT, EVENT_SERVER_READY,
+                  "the server accepts clients now%s: what it took while starting (working set %s -> %s) is not "
+                  "growth, the trend starts over",
+                  t, format_bytes(a, e->starting_ws), format_bytes(b, k->ws));
+}
+
+/* Said once a startup, when the signals call for more than a trim. */
+static void hold_starting(Tick *k) {
+        Engine *e = k->e;
+        if (!k->starting || e->starting_said)
+                return;
+        bool called = false;
+        for (Level l = LEVEL_THROTTLE; l < _LEVEL_MAX; l++)
+                called = called || (k->p->step[l].enabled && step_enters(k, l));
+        if (!called)
+                return;
+        e->starting_said = true;
+        Decision *d = emit(k, DECISION_HOLD,
+                           "%s: the server is still starting (it listens on no socket yet): only the trim until it "
+                           "accepts clients; memory.high, reset, buffer pool, admission and restart wait",
+                           ctx(k));
+        if (d)
+                d->code = HOLD_STARTING;
 }
 
 static void observe_failures(Tick *k) {
@@ -1379,6 +1437,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         e->last_budget = k.budget;
         recent_add(e, now, k.ws);
         conn_add(e, p, s, now);
+        observe_startup(&k);
 
         trend_add(&e->trend, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
         trend_add(&e->trend_short, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
@@ -1399,7 +1458,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         admit_max_back(&k);
         resync_high(&k);
 
-        if (!step_available(&k, LEVEL_THROTTLE) && p->step[LEVEL_THROTTLE].enabled &&
+        if (!k.starting && !step_available(&k, LEVEL_THROTTLE) && p->step[LEVEL_THROTTLE].enabled &&
             k.ws_bp >= p->step[LEVEL_THROTTLE].at && p->step[LEVEL_THROTTLE].at > 0) {
                 bool no_cgroup = !(s->has & SAMPLE_HAS_CGROUP);
                 if (no_cgroup || !s->limits_readonly)
@@ -1413,6 +1472,8 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
                              "%s: throttle skipped: the cgroup file system is read-only here, memory.high cannot "
                              "be set", ctx(&k));
         }
+
+        hold_starting(&k);
 
         /* Where the signals point, then higher while the rung there is not helping. */
         Level sig = signal_level(&k), target = sig;

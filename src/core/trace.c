@@ -69,6 +69,7 @@ static const TraceColumn columns[] = {
         C("limits_readonly", T_UINT, limits_readonly, 0, false),
         /* Appended after the columns above (a trace without it still reads: no connection count). */
         C("connections", T_UINT, connections, SAMPLE_HAS_CONNECTIONS, true),
+        C("accepting", T_UINT, accepting, SAMPLE_HAS_ACCEPTING, true),
 };
 
 #define N_FIXED ELEMENTSOF(columns)
@@ -466,7 +467,7 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
         /* A group counts when all its required columns are there; half a group is an error. */
         static const unsigned groups[] = { SAMPLE_HAS_WALL,    SAMPLE_HAS_CGROUP, SAMPLE_HAS_EVENTS, SAMPLE_HAS_PSI,
                                            SAMPLE_HAS_PROCESS, SAMPLE_HAS_UPTIME, SAMPLE_HAS_HOST,   SAMPLE_HAS_WS,
-                                           SAMPLE_HAS_CONNECTIONS };
+                                           SAMPLE_HAS_CONNECTIONS, SAMPLE_HAS_ACCEPTING };
         for (size_t g = 0; g < ELEMENTSOF(groups); g++) {
                 unsigned req = 0, have = 0, any = 0;
                 const char *missing = NULL, *given = NULL;

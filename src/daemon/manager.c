@@ -30,6 +30,7 @@
 #include "memgov/policy-file.h"
 #include "memgov/privileges.h"
 #include "memgov/sql.h"
+#include "memgov/sql-keep.h"
 #include "memgov/trace.h"
 #include "memgov/units.h"
 
@@ -255,6 +256,19 @@ static void attach_target(Manager *m, bool rearm) {
 /* memory.high and memory.max go through systemd for a unit, through the cgroup file otherwise. */
 static bool limits_readonly(const Manager *m) {
         return m->target.limits_readonly && !(m->target.spec.kind == TARGET_UNIT && m->bus);
+}
+
+/* Whether the server accepts clients yet, from what the action thread's kept session found of
+ * this very process: the engine holds the rungs that need a running server while it starts. */
+static void sample_accepting(const Manager *m, Sample *s) {
+        SqlKeepInfo k;
+        if (!(s->has & SAMPLE_HAS_PROCESS) || s->pid <= 0)
+                return;
+        sql_keep_info(&k);
+        if (k.pid != s->pid || k.accepting == ACCEPTING_UNKNOWN)
+                return;
+        s->accepting = k.accepting == ACCEPTING_YES;
+        s->has |= SAMPLE_HAS_ACCEPTING;
 }
 
 static bool resolve(Manager *m) {
@@ -563,6 +577,7 @@ void manager_tick(Manager *m, const char *reason) {
 
         check_overdue(m, mono);
         s.limits_readonly = limits_readonly(m);
+        sample_accepting(m, &s);
         unsigned pending = action_worker_pending(m->worker);
         if (m->opts.record_only) {
                 action_feedback_apply(&m->feedback, &s, pending);

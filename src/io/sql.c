@@ -273,6 +273,32 @@ static int find_by_descriptors(pid_t pid, const int *fds, size_t n, UnixDiagSock
         return -ENOENT;
 }
 
+int sql_server_listens(pid_t pid) {
+        uint64_t inodes[256];
+        int fds[256];
+        size_t n = 0;
+        char why[256];
+        int r = socket_inodes(pid, inodes, fds, ELEMENTSOF(inodes), &n, why, sizeof(why));
+        if (r < 0)
+                return r;
+        _cleanup_close_ int pidfd = pidfd_open(pid, 0);
+        if (pidfd < 0)
+                return negative_errno();
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_close_ int fd = pidfd_getfd(pidfd, fds[i], 0);
+                if (fd < 0) {
+                        if (errno == EBADF)
+                                continue; /* closed since */
+                        return negative_errno();
+                }
+                int listening = 0;
+                socklen_t l = sizeof(listening);
+                if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &l) == 0 && listening)
+                        return 1;
+        }
+        return 0;
+}
+
 /* The server's socket file, opened by its path inside the server's root and checked to be the
  * very inode the server's listening socket is bound to (sock_diag's VFS attribute): a path of
  * someone else's choosing cannot stand in for it. The O_PATH descriptor pins that inode, and
@@ -695,12 +721,14 @@ void sql_close(SqlConn *c) {
         c->mysql = NULL;
 }
 
-SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlConn *ret_conn, char *why,
-                           size_t why_size) {
+SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlConn *ret_conn, int *ret_error,
+                           char *why, size_t why_size) {
         assert(p);
         assert(opened);
+        assert(ret_error);
         assert(why);
         *opened = false;
+        *ret_error = 0;
         if (!kept.on || !p->sql_keep_open || !policy_uses_sql(p) || server_pid <= 0) {
                 if (!kept.in_use)
                         kept_close();
@@ -712,8 +740,10 @@ SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlC
         if (!kept.conn.mysql || !kept_matches(p, server_pid) || now - kept.last_used >= SQL_KEEP_PING) {
                 SqlConn c;
                 int r = sql_connect(p, server_pid, &c, why, why_size); /* pings it, or opens a new one */
-                if (r < 0)
+                if (r < 0) {
+                        *ret_error = r;
                         return SQL_KEEP_FAILED;
+                }
                 sql_close(&c);
         }
         /* New since the last call: opened here, or by an action that needed it first. */

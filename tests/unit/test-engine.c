@@ -881,6 +881,58 @@ static void test_restart_guard_rails(void **state) {
         free(sim);
 }
 
+/* A database server that listens on nothing yet is starting: its steep rise (caches, recovery)
+ * is no leak. Only the trim; no memory.high lowered, no reset, pool, admission or restart, said
+ * once; once it accepts clients, the trend starts over and the ladder is whole again. Without
+ * the signal, the same rise climbs the ladder. */
+static void start_ramp(Sim *sim, bool known) {
+        sim->s.uptime = 2 * SEC;
+        sim->s.accepting = 0;
+        if (known)
+                sim->s.has |= SAMPLE_HAS_ACCEPTING;
+        for (unsigned i = 0; i < 60; i++) {
+                set_ws(sim, 2 * GB + (uint64_t) i * (130 * MB)); /* 20 % -> 97 % in a minute */
+                sim_tick(sim, SEC);
+        }
+}
+
+static void test_starting_server(void **state) {
+        Sim *sim = sim_new(false);
+        start_ramp(sim, true);
+        expect(sim->e.level <= LEVEL_TRIM);
+        expect(count(sim, T_RESTART, 0) == 0 && count(sim, T_RESET, 0) == 0 && count(sim, T_POOL, 0) == 0 &&
+               count(sim, T_ADMIT, 0) == 0);
+        for (unsigned i = 0; i < sim->n; i++)
+                if (decision_class(&sim->log[i]) == T_SET_HIGH)
+                        expect(sim->log[i].value >= CALM);
+        unsigned holds = 0;
+        for (unsigned i = 0; i < sim->n; i++)
+                holds += decision_class(&sim->log[i]) == T_HOLD && sim->log[i].code == HOLD_STARTING;
+        expect(holds == 1);
+        expect(!find_code(sim, T_EVENT, EVENT_SERVER_READY, 0));
+
+        /* It accepts clients: said, and the trend is new (no ETA from the startup's rise). */
+        unsigned mark = sim->n;
+        sim->s.accepting = 1;
+        sim_tick(sim, SEC);
+        const Decision *ready = find_code(sim, T_EVENT, EVENT_SERVER_READY, mark);
+        expect(ready && strstr(ready->reason, "2G") && strstr(ready->reason, "9.5G"));
+        expect(!sim->out.trend_valid && sim->out.eta == USEC_INFINITY);
+        /* At 97 %, the rungs above the trim come back on their thresholds. */
+        sim_run(sim, 60 * SEC, SEC);
+        expect(sim->e.level > LEVEL_TRIM);
+        expect(find_level(sim, LEVEL_TRIM, LEVEL_THROTTLE, LEVEL_UP_AT, mark));
+        check_invariants(sim);
+        free(sim);
+
+        /* The same rise with nothing known of the server's sockets: the ladder climbs. */
+        sim = sim_new(false);
+        start_ramp(sim, false);
+        expect(sim->e.level > LEVEL_TRIM);
+        expect(!find_code(sim, T_HOLD, HOLD_STARTING, 0));
+        free(sim);
+}
+
 static void test_restart_windows_and_emergency(void **state) {
         Sim *sim = sim_new(true);
         unsigned n;
@@ -1355,6 +1407,7 @@ int main(void) {
                 cmocka_unit_test(test_max_raise_with_smaller_budget),
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_restart_guard_rails),
+                cmocka_unit_test(test_starting_server),
                 cmocka_unit_test(test_restart_windows_and_emergency),
                 cmocka_unit_test(test_reset_recheck_and_params),
                 cmocka_unit_test(test_failures),

@@ -117,7 +117,7 @@ static void test_memgov_roundtrip(void **state) {
                 .wall = 1786403397ULL * USEC_PER_SEC,
                 .utc_offset = -18000,
                 .has = SAMPLE_HAS_WALL | SAMPLE_HAS_CGROUP | SAMPLE_HAS_EVENTS | SAMPLE_HAS_PSI | SAMPLE_HAS_PROCESS |
-                       SAMPLE_HAS_UPTIME | SAMPLE_HAS_HOST | SAMPLE_HAS_CONNECTIONS,
+                       SAMPLE_HAS_UPTIME | SAMPLE_HAS_HOST | SAMPLE_HAS_CONNECTIONS | SAMPLE_HAS_ACCEPTING,
                 .memory_current = 5ULL << 30,
                 .memory_high = SIZE_UNLIMITED,
                 .memory_max = 6ULL << 30,
@@ -135,6 +135,7 @@ static void test_memgov_roundtrip(void **state) {
                 .anon_maps = 1246,
                 .threads = 39,
                 .connections = 171,
+                .accepting = 1,
                 .host_total = 16ULL << 30,
                 .failed = (1u << ACTION_TRIM) | (1u << ACTION_SET_HIGH),
                 .reported = 1u << ACTION_RESET,
@@ -157,7 +158,7 @@ static void test_memgov_roundtrip(void **state) {
 
         /* The freed columns come from the registry, after memgov's own: an older trace had them
          * between failed and pending, and reads the same (the reader goes by name). */
-        assert_string_contains(header, ",limits_readonly,connections,trim_freed,reset_freed");
+        assert_string_contains(header, ",limits_readonly,connections,accepting,trim_freed,reset_freed");
         assert_string_contains(row, ",171,");
         TraceReader old;
         Sample o;
@@ -171,6 +172,8 @@ static void test_memgov_roundtrip(void **state) {
         assert_int_equal(o.pending, 1u << ACTION_RESET);
         /* A trace from before the connection count: no count, not a count of 0. */
         assert_false(o.has & SAMPLE_HAS_CONNECTIONS);
+        /* Nor whether the server accepted clients: not known, not "starting". */
+        assert_false(o.has & SAMPLE_HAS_ACCEPTING);
 
         /* A sample with no cgroup, no PSI full line, nothing reported. */
         Sample c = { .mono = 123456790, .has = SAMPLE_HAS_PROCESS | SAMPLE_HAS_PSI, .rss = 100, .psi = { .some = { 1, 2, 3, 4 } } };

@@ -81,7 +81,14 @@ UNIT
         systemctl start "$unit" || fail "$unit did not start"
         SERVER_PID=$(systemctl show -P MainPID "$unit")
         SERVER_SOCKET=/srv/memgov/run/mysqld.sock
-        for _ in $(seq 900); do server_sql "SELECT 1" >/dev/null 2>&1 && break; sleep 0.2; done
+        # memgov starts beside it (After= the server, pulled in by Wants=) and sees it start: a
+        # steep rise while it listens on nothing yet, which only the trim may answer.
+        for _ in $(seq 900); do
+                server_sql "SELECT 1" >/dev/null 2>&1 && break
+                [[ $(systemctl show -P MainPID "$unit") == "$SERVER_PID" ]] ||
+                        fail "the server was restarted while it was starting (MainPID $SERVER_PID -> $(systemctl show -P MainPID "$unit"))"
+                sleep 0.2
+        done
         server_sql "SELECT 1" >/dev/null || fail "the server does not answer"
         t1=$(date +%s)
         systemctl is-active -q "$gov" || sleep 2
@@ -94,6 +101,16 @@ UNIT
                 sleep 0.2
         done
         [[ $status == *"level "* ]] || fail "StatusText is '$status'"
+        local ready=""
+        for _ in $(seq 150); do
+                ready=$(journalctl -b --no-pager -u "$gov" | grep -o 'the server accepts clients now.*' | head -1) || true
+                [[ -n $ready ]] && break
+                sleep 0.2
+        done
+        [[ -n $ready ]] || fail "memgov did not see the server start (no 'the server accepts clients now')"
+        journalctl -b --no-pager -u "$gov" | grep -E -- '-> (restarted|reset|pool)|level .* -> (throttle|reset|pool|restart)' &&
+                fail "memgov went past the trim while the server was starting"
+        ok "memgov saw the server start and only trimmed: $ready"
 
         # Growth only a restart stops (the exempt user's sessions), and one session of another
         # user that the reset ends.
@@ -104,8 +121,11 @@ UNIT
         first_start=$(systemctl show -P ExecMainStartTimestampMonotonic "$unit")
         cg=/sys/fs/cgroup/system.slice/$unit
         export SESSIONS_CLIENT="nsenter -t $SERVER_PID -m -r -w -- $SERVER_CLIENT"
-        python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" leaky hog hog-password 1 1 150 >"$out/hog.log" &
+        # hog's session first, so that it holds more than reset.min-memory by the time the exempt
+        # growth brings the reset's ETA: a reset that comes early finds it (not one still under).
+        python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" leaky hog hog-password 1 4 150 >"$out/hog.log" &
         local hog=$!
+        sleep 6
         python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" leaky leaky leaky-password 3 2 150 >"$out/leaky.log" &
         local leaky=$! high_seen="" h
         for _ in $(seq 1200); do
