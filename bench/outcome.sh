@@ -85,19 +85,42 @@ fi
 
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "outcome: --jobs: expected a whole number from 1" >&2; exit 2; }
 cpus=$((2 / jobs > 0 ? 2 / jobs : 1))
+# A run the VM did not finish (a server stuck at memory.max past the timeout, a guest that died)
+# is kept with what its logs say, marked unfinished, so that the table shows it rather than
+# leaving it out: the time not answering up to the end of the probe's log (a lower bound) and
+# the peak of memory.current; what only the end of a run collects (the kernel's and systemd's
+# logs, the clients' reports) is not known.
+partial_result() { # SCENARIO GOVERNOR SEED DIR VM_STATUS TIMEOUT
+        local d=$4
+        {
+                echo "scenario=$1"
+                echo "governor=$2"
+                echo "seed=$3"
+                echo "unfinished=1"
+                echo "vm_status=$5"
+                [[ $5 == 124 ]] && echo "seconds=$6"
+                [[ -s $d/probe.log ]] &&
+                        awk '$2 == "down" { n++ } END { printf "down_seconds=%.1f\n", n * 0.5 }' "$d/probe.log"
+                [[ -s $d/memory.log ]] &&
+                        awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print "peak_bytes=" m }' "$d/memory.log"
+        } >"$d/result.env"
+}
 one_run() { # SCENARIO GOVERNOR RUN
         local s=$1 g=$2 r=$3 d=$out/$1/$2/run-$3 t status=0
         rm -rf "$d"
         mkdir -p "$d"
+        local timeout=$((scale * 20 + 600))
         t=$(date +%s)
         "$here/tests/vm/run-vm.sh" -q --systemd --disk 2G --mem "$vm_mem" --cpus "$cpus" --results "$d" \
-                --timeout $((scale * 20 + 600)) --env "MEMGOV_BUILD=$build" \
+                --timeout $timeout --env "MEMGOV_BUILD=$build" \
                 --env "BENCH_SCENARIO=$s" --env "BENCH_GOVERNOR=$g" --env "BENCH_SEED=$((seed + r - 1))" \
                 --env "BENCH_SCALE=$scale" --env "BENCH_ALT=$cache/root" --env "BENCH_MAX=$max" \
                 --env "BENCH_DATA=$data" \
                 "$here/bench/outcome-guest.sh" >"$d/run-vm.log" 2>&1 || status=$?
         if [[ $status != 0 || ! -s $d/result.env ]]; then
-                echo "outcome: $s/$g run $r failed (status $status): $(tail -3 "$d/stderr.log" 2>/dev/null | tr '\n' ' ')" >&2
+                echo "outcome: $s/$g run $r failed (status $status$([[ $status == 124 ]] && echo ", timed out after ${timeout}s")):" \
+                     "$(tail -3 "$d/stderr.log" 2>/dev/null | tr '\n' ' ')" >&2
+                partial_result "$s" "$g" "$((seed + r - 1))" "$d" "$status" "$timeout"
                 return 0
         fi
         # shellcheck disable=SC1091,SC2154 # the figures come from result.env

@@ -226,10 +226,15 @@ typedef struct Engine {
         uint64_t last_budget;
 
         /* The server was seen starting (listening on nothing yet, SAMPLE_HAS_ACCEPTING), at this
-         * working set; whether the hold was said for this startup. */
+         * working set; whether the hold was said for this startup. A new server process, where
+         * the signal exists (accepting_known), is taken as starting from its first sample on,
+         * before the signal has caught up with it (starting_assumed, since starting_since). */
         bool starting;
         uint64_t starting_ws;
         bool starting_said;
+        bool accepting_known;
+        bool starting_assumed;
+        usec_t starting_since;
 } Engine;
 
 void engine_init(Engine *e, const Policy *p, const EngineOptions *opts);

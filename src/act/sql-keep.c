@@ -69,10 +69,32 @@ void sql_keep_idle(void *userdata, const ActionContext *c) {
         sql_keep_info(&now);
         SqlKeepState shown = now.state;
         SqlKeepState st = sql_keep_warm(c->policy, c->target->pid, &opened, &conn, &error, why, sizeof(why));
+
+        /* The server as memgov knows it: its allocator from its maps, once a process that
+         * accepts clients (before, it may still be systemd's child that has not executed the
+         * server yet); its version from the session. */
+        if (c->target->pid != now.pid)
+                now = (SqlKeepInfo) { .pid = c->target->pid };
+        ServerAccepting was = now.accepting;
+        if (was != ACCEPTING_YES) {
+                ProcMaps m;
+                now.allocator = c->target->pid > 0 && maps_read_summary(AT_FDCWD, c->target->pid, &m) >= 0
+                                        ? m.allocator : ALLOCATOR_UNKNOWN;
+        }
+        now.state = st;
+        if (c->target->pid > 0)
+                now.accepting = accepting_from(st, error, c->target->pid, now.accepting);
+
+        /* A server that is starting refuses every session: not a failure to warn of, until it
+         * accepts clients and the session still fails. */
+        bool starting = now.accepting == ACCEPTING_NOT_YET;
         if (st == SQL_KEEP_OPEN && opened)
                 log_info("sql: a session kept open for the actions: id %llu on %s (%s)", conn.own_id, conn.endpoint,
                          conn.version);
-        else if (st == SQL_KEEP_FAILED && shown != SQL_KEEP_FAILED)
+        else if (st == SQL_KEEP_FAILED && starting && shown != SQL_KEEP_FAILED)
+                log_info("sql: process %d listens on no socket yet (the server is starting): the session is kept "
+                         "once it accepts clients", (int) c->target->pid);
+        else if (st == SQL_KEEP_FAILED && !starting && (shown != SQL_KEEP_FAILED || was == ACCEPTING_NOT_YET))
                 log_warning("sql: cannot keep a session open for the actions (tried again every %us): %s",
                             (unsigned) (ACTION_IDLE_EVERY / USEC_PER_SEC), why);
         else if (st == SQL_KEEP_OFF && shown == SQL_KEEP_OPEN)
@@ -80,18 +102,6 @@ void sql_keep_idle(void *userdata, const ActionContext *c) {
                          !c->policy->sql_keep_open      ? "sql.keep-open = no"
                          : !policy_uses_sql(c->policy) ? "no action in the policy uses SQL"
                                                         : "no server process");
-
-        /* The server as memgov knows it: its allocator from its maps, once a process; its version
-         * from the session. */
-        if (c->target->pid != now.pid) {
-                ProcMaps m;
-                now = (SqlKeepInfo) { .pid = c->target->pid };
-                now.allocator = c->target->pid > 0 && maps_read_summary(AT_FDCWD, c->target->pid, &m) >= 0
-                                        ? m.allocator : ALLOCATOR_UNKNOWN;
-        }
-        now.state = st;
-        if (c->target->pid > 0)
-                now.accepting = accepting_from(st, error, c->target->pid, now.accepting);
         if (st == SQL_KEEP_OPEN && opened) {
                 now.session_id = conn.own_id;
                 now.mariadb = conn.mariadb;

@@ -270,7 +270,7 @@ void print_status(json_object *st, bool color, const char *note) {
                 printf("\n");
                 json_object *acc = obj(srv, "accepting_clients");
                 if (acc && !json_object_get_boolean(acc))
-                        printf("  server        starting: it listens on no socket yet (only the trim until it "
+                        printf("  server        starting: it listens on no socket yet (the ladder waits until it "
                                "accepts clients)\n");
                 if (str(srv, "session_memory_off"))
                         printf("  sessions      %s\n", str(srv, "session_memory_off"));

@@ -337,9 +337,10 @@ static bool step_available(const Tick *k, Level l) {
         if (!k->p->step[l].enabled)
                 return false;
         /* A server that is still starting grows by its caches and its recovery, a rise that
-         * ends: throttling it only slows its start, and it has no session to reset, no pool to
-         * resize, nothing a restart would not do again. Only the trim is left. */
-        if (k->starting && l > LEVEL_TRIM)
+         * ends: throttling it only slows its start, it has no session to reset and no pool to
+         * resize, a restart would only start it over, and a trim finds nothing freed yet (and
+         * often no thread to take it: one thread, busy). memgov waits for it. */
+        if (k->starting && l > LEVEL_NORMAL)
                 return false;
         /* Admission is a rung only in a connection storm (or while it is in place, or the ladder
          * is on it): with a flat count it would not help, and the ladder passes it by. */
@@ -582,6 +583,14 @@ static void observe_events(Tick *k) {
          * to grow or put back. */
         e->pool_steps = 0;
         e->admit_lowered = false;
+        /* And it starts by starting: where the signal exists, until it says otherwise. */
+        if (new_pid && e->accepting_known && !(s->has & SAMPLE_HAS_ACCEPTING)) {
+                k->starting = e->starting = true;
+                e->starting_assumed = true;
+                e->starting_since = k->now;
+                e->starting_ws = k->ws;
+                e->starting_said = false;
+        }
         if (e->restart_pending) {
                 e->restart_pending = false;
                 emit_code(k, DECISION_EVENT, EVENT_RESTART_DONE, "graceful restart done (server pid %d -> %d)", (int) e->prev_pid,
@@ -594,6 +603,10 @@ static void observe_events(Tick *k) {
                 restore_max(k, " after the restart");
 }
 
+/* How long a new server process is taken as starting before the accepting signal has a word on
+ * it: the kept session tries it within its 10 s retry, and one more try fits. */
+#define STARTING_ASSUMED_MAX (30 * USEC_PER_SEC)
+
 /* A database server that listens on nothing yet is starting (InnoDB's recovery, its caches
  * allocated): what it takes then is not growth to extrapolate. Once it accepts clients, the
  * trend starts over from there. */
@@ -602,8 +615,18 @@ static void observe_startup(Tick *k) {
         const Sample *s = k->s;
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
 
-        if (!(s->has & SAMPLE_HAS_ACCEPTING))
-                return; /* not known (yet) for this process */
+        if (!(s->has & SAMPLE_HAS_ACCEPTING)) {
+                /* Not known (yet) for this process. A new one is taken as starting while the
+                 * signal catches up with it, for a bounded time: a signal that is gone for good
+                 * must not hold the ladder. */
+                if (e->starting_assumed && k->now < e->starting_since + STARTING_ASSUMED_MAX)
+                        k->starting = true;
+                else if (e->starting_assumed)
+                        e->starting = e->starting_assumed = false;
+                return;
+        }
+        e->accepting_known = true;
+        e->starting_assumed = false;
         if (!s->accepting) {
                 k->starting = true;
                 if (!e->starting) {
@@ -627,20 +650,20 @@ static void observe_startup(Tick *k) {
                   t, format_bytes(a, e->starting_ws), format_bytes(b, k->ws));
 }
 
-/* Said once a startup, when the signals call for more than a trim. */
+/* Said once a startup, when the signals call for a rung. */
 static void hold_starting(Tick *k) {
         Engine *e = k->e;
         if (!k->starting || e->starting_said)
                 return;
         bool called = false;
-        for (Level l = LEVEL_THROTTLE; l < _LEVEL_MAX; l++)
+        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++)
                 called = called || (k->p->step[l].enabled && step_enters(k, l));
         if (!called)
                 return;
         e->starting_said = true;
         Decision *d = emit(k, DECISION_HOLD,
-                           "%s: the server is still starting (it listens on no socket yet): only the trim until it "
-                           "accepts clients; memory.high, reset, buffer pool, admission and restart wait",
+                           "%s: the server is still starting (it listens on no socket yet): the ladder waits until it "
+                           "accepts clients",
                            ctx(k));
         if (d)
                 d->code = HOLD_STARTING;

@@ -158,7 +158,7 @@ static json_object *server_json(const Manager *m) {
                                                                                                        : "off"));
         json_object_object_add(s, "sql_session_id", k.session_id ? json_object_new_uint64(k.session_id) : NULL);
         json_object_object_add(s, "sql_error", k.why[0] ? json_object_new_string(k.why) : NULL);
-        /* false while a database server listens on nothing yet (starting: only the trim). */
+        /* false while a database server listens on nothing yet (starting: the ladder waits). */
         json_object_object_add(s, "accepting_clients", k.accepting == ACCEPTING_UNKNOWN ? NULL
                                        : json_object_new_boolean(k.accepting == ACCEPTING_YES));
         json_object_object_add(s, "session_memory", k.session_memory_known

@@ -882,9 +882,9 @@ static void test_restart_guard_rails(void **state) {
 }
 
 /* A database server that listens on nothing yet is starting: its steep rise (caches, recovery)
- * is no leak. Only the trim; no memory.high lowered, no reset, pool, admission or restart, said
- * once; once it accepts clients, the trend starts over and the ladder is whole again. Without
- * the signal, the same rise climbs the ladder. */
+ * is no leak. The ladder waits: no trim, no memory.high lowered, no reset, pool, admission or
+ * restart, said once; once it accepts clients, the trend starts over and the ladder is whole
+ * again. Without the signal, the same rise climbs the ladder. */
 static void start_ramp(Sim *sim, bool known) {
         sim->s.uptime = 2 * SEC;
         sim->s.accepting = 0;
@@ -899,9 +899,9 @@ static void start_ramp(Sim *sim, bool known) {
 static void test_starting_server(void **state) {
         Sim *sim = sim_new(false);
         start_ramp(sim, true);
-        expect(sim->e.level <= LEVEL_TRIM);
-        expect(count(sim, T_RESTART, 0) == 0 && count(sim, T_RESET, 0) == 0 && count(sim, T_POOL, 0) == 0 &&
-               count(sim, T_ADMIT, 0) == 0);
+        expect(sim->e.level == LEVEL_NORMAL && count(sim, T_LEVEL, 0) == 0);
+        expect(count(sim, T_TRIM, 0) == 0 && count(sim, T_RESTART, 0) == 0 && count(sim, T_RESET, 0) == 0 &&
+               count(sim, T_POOL, 0) == 0 && count(sim, T_ADMIT, 0) == 0);
         for (unsigned i = 0; i < sim->n; i++)
                 if (decision_class(&sim->log[i]) == T_SET_HIGH)
                         expect(sim->log[i].value >= CALM);
@@ -918,10 +918,11 @@ static void test_starting_server(void **state) {
         const Decision *ready = find_code(sim, T_EVENT, EVENT_SERVER_READY, mark);
         expect(ready && strstr(ready->reason, "2G") && strstr(ready->reason, "9.5G"));
         expect(!sim->out.trend_valid && sim->out.eta == USEC_INFINITY);
-        /* At 97 %, the rungs above the trim come back on their thresholds. */
+        /* At 97 %, the rungs come back on their thresholds. */
         sim_run(sim, 60 * SEC, SEC);
         expect(sim->e.level > LEVEL_TRIM);
-        expect(find_level(sim, LEVEL_TRIM, LEVEL_THROTTLE, LEVEL_UP_AT, mark));
+        expect(find_level(sim, LEVEL_NORMAL, LEVEL_TRIM, LEVEL_UP_AT, mark) &&
+               find_level(sim, LEVEL_TRIM, LEVEL_THROTTLE, LEVEL_UP_AT, mark));
         check_invariants(sim);
         free(sim);
 
@@ -930,6 +931,72 @@ static void test_starting_server(void **state) {
         start_ramp(sim, false);
         expect(sim->e.level > LEVEL_TRIM);
         expect(!find_code(sim, T_HOLD, HOLD_STARTING, 0));
+        free(sim);
+}
+
+/* A new server process, where the signal exists, starts by starting: the first samples of it,
+ * before the kept session has a word on it, hold the ladder too, for a bounded time. */
+static void test_new_process_starting(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.has |= SAMPLE_HAS_ACCEPTING;
+        sim->s.accepting = 1;
+        set_ws(sim, 3 * GB);
+        sim_run(sim, 20 * SEC, SEC);
+        expect(sim->e.level == LEVEL_NORMAL);
+
+        /* pid 555 at 97 %, nothing known of it yet: nothing above normal. */
+        unsigned mark = sim->n;
+        sim->s.pid = 555;
+        sim->s.uptime = SEC;
+        sim->s.has &= ~SAMPLE_HAS_ACCEPTING;
+        set_ws(sim, 9 * GB + 700 * MB);
+        sim_run(sim, 25 * SEC, SEC);
+        expect(find_code(sim, T_EVENT, EVENT_RESTART_FOREIGN, mark));
+        expect(sim->e.level == LEVEL_NORMAL && count(sim, T_TRIM, mark) == 0 && count(sim, T_LEVEL, mark) == 0);
+        expect(find_code(sim, T_HOLD, HOLD_STARTING, mark));
+
+        /* Then it says it listens on nothing: still starting, the hold not said twice. */
+        sim->s.has |= SAMPLE_HAS_ACCEPTING;
+        sim->s.accepting = 0;
+        sim_run(sim, 30 * SEC, SEC);
+        expect(sim->e.level == LEVEL_NORMAL && count(sim, T_LEVEL, mark) == 0);
+        unsigned holds = 0;
+        for (unsigned i = mark; i < sim->n; i++)
+                holds += decision_class(&sim->log[i]) == T_HOLD && sim->log[i].code == HOLD_STARTING;
+        expect(holds == 1);
+        sim->s.accepting = 1;
+        sim_run(sim, 60 * SEC, SEC);
+        expect(find_code(sim, T_EVENT, EVENT_SERVER_READY, mark));
+        expect(sim->e.level > LEVEL_TRIM);
+        free(sim);
+
+        /* A new process on which the signal never has a word: the ladder waits 30 s, no longer. */
+        sim = sim_new(false);
+        sim->s.has |= SAMPLE_HAS_ACCEPTING;
+        sim->s.accepting = 1;
+        set_ws(sim, 3 * GB);
+        sim_run(sim, 20 * SEC, SEC);
+        mark = sim->n;
+        sim->s.pid = 555;
+        sim->s.uptime = SEC;
+        sim->s.has &= ~SAMPLE_HAS_ACCEPTING;
+        set_ws(sim, 9 * GB + 700 * MB);
+        sim_run(sim, 20 * SEC, SEC);
+        expect(sim->e.level == LEVEL_NORMAL);
+        sim_run(sim, 60 * SEC, SEC);
+        expect(sim->e.level > LEVEL_TRIM && !find_code(sim, T_EVENT, EVENT_SERVER_READY, mark));
+        check_invariants(sim);
+        free(sim);
+
+        /* Where the signal never existed, a new process is not held at all. */
+        sim = sim_new(false);
+        set_ws(sim, 3 * GB);
+        sim_run(sim, 20 * SEC, SEC);
+        sim->s.pid = 555;
+        sim->s.uptime = SEC;
+        set_ws(sim, 9 * GB + 700 * MB);
+        sim_run(sim, 20 * SEC, SEC);
+        expect(sim->e.level > LEVEL_NORMAL && !find_code(sim, T_HOLD, HOLD_STARTING, 0));
         free(sim);
 }
 
@@ -1408,6 +1475,7 @@ int main(void) {
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_restart_guard_rails),
                 cmocka_unit_test(test_starting_server),
+                cmocka_unit_test(test_new_process_starting),
                 cmocka_unit_test(test_restart_windows_and_emergency),
                 cmocka_unit_test(test_reset_recheck_and_params),
                 cmocka_unit_test(test_failures),

@@ -60,7 +60,7 @@ second=$MARIADB_PID
 "$build/memgov" run --cgroup /db --policy "$policy" --record "$results/trace2.csv" --socket /run/memgov/db.sock \
         --state-dir "$results/state" 2>"$results/memgov2.log" &
 governor=$!
-sleep 1
+for _ in $(seq 150); do grep -q 'restart history: ' "$results/memgov2.log" && break; sleep 0.2; done
 grep -q 'restart history: 1 restart(s) remembered' "$results/memgov2.log" || fail "the restart history was not read back"
 python3 "$sessions" "$MARIADB_SOCKET" leaky leaky leaky 3 2 90 >"$results/leaky2.log" &
 leaky=$!

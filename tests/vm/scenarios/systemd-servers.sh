@@ -82,7 +82,7 @@ UNIT
         SERVER_PID=$(systemctl show -P MainPID "$unit")
         SERVER_SOCKET=/srv/memgov/run/mysqld.sock
         # memgov starts beside it (After= the server, pulled in by Wants=) and sees it start: a
-        # steep rise while it listens on nothing yet, which only the trim may answer.
+        # steep rise while it listens on nothing yet, which memgov leaves alone.
         for _ in $(seq 900); do
                 server_sql "SELECT 1" >/dev/null 2>&1 && break
                 [[ $(systemctl show -P MainPID "$unit") == "$SERVER_PID" ]] ||
@@ -91,8 +91,10 @@ UNIT
         done
         server_sql "SELECT 1" >/dev/null || fail "the server does not answer"
         t1=$(date +%s)
-        systemctl is-active -q "$gov" || sleep 2
-        systemctl is-active -q "$gov" || fail "$gov was not pulled in by Wants=memgov@%N.service"
+        # (Type=notify: active once memgov is up, some seconds of the emulated CPU beside another VM)
+        for _ in $(seq 300); do systemctl is-active -q "$gov" && break; sleep 0.2; done
+        systemctl is-active -q "$gov" ||
+                fail "$gov was not pulled in by Wants=memgov@%N.service (it is $(systemctl show -P ActiveState "$gov"))"
         ok "$unit ($(server_sql "SELECT VERSION()"), RootDirectory=$SERVER_ROOT) answered $((t1 - t0))s after start and pulled in $gov"
         local status
         for _ in $(seq 100); do
@@ -108,9 +110,11 @@ UNIT
                 sleep 0.2
         done
         [[ -n $ready ]] || fail "memgov did not see the server start (no 'the server accepts clients now')"
-        journalctl -b --no-pager -u "$gov" | grep -E -- '-> (restarted|reset|pool)|level .* -> (throttle|reset|pool|restart)' &&
-                fail "memgov went past the trim while the server was starting"
-        ok "memgov saw the server start and only trimmed: $ready"
+        # Until then: the ladder at normal (memory.high only at its calm value), nothing done.
+        journalctl -b --no-pager -u "$gov" | sed '/the server accepts clients now/q' |
+                grep -E -- 'level .* -> |-> (tcmalloc|glibc|trim|reset|restarted|shrank|lowered)' &&
+                fail "memgov acted while the server was starting"
+        ok "memgov saw the server start and let it: $ready"
 
         # Growth only a restart stops (the exempt user's sessions), and one session of another
         # user that the reset ends.

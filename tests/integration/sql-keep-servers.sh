@@ -1,0 +1,191 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The session memgov keeps open for its actions (sql.keep-open), on a real server of another
+# flavour from its Debian chroot (MySQL 9.7, MariaDB 11.8), as sql-keep-mariadbd.sh runs it on
+# the host's MariaDB: the daemon opens it at start; then every connection the server allows is
+# taken (a storm of an account without privileges up to max_connections, and a root session in
+# the one the server keeps for its administrators), so that no new connection gets in (error
+# 1040). A trim through memgov's loadable function (trim.method sql), called for by a smaller
+# budget on SIGHUP, is carried out on the kept session, the same one. With sql.keep-open = no and
+# the server full again, the same trim fails with the server's "Too many connections".
+#   sql-keep-servers.sh FLAVOUR MEMGOV UDF MEMGOV_CONN_STORM
+set -euo pipefail
+flavour=$1
+memgov=$2
+export SERVER_UDF=$3
+conn_storm=$4
+here=$(cd "$(dirname "$0")/.." && pwd)
+name=sql-keep-$flavour
+# shellcheck source=../lib/servers.sh
+. "$here/lib/servers.sh"
+[[ $(id -u) == 0 ]] || { echo "$name: SKIP: needs root (chroot, mount namespaces, debootstrap)" >&2; exit 77; }
+fail() { echo "$name: FAIL: $*" >&2; [[ -s ${log:-} ]] && sed 's/^/  memgov: /' "$log" >&2; exit 1; }
+
+MAX=40
+server_provision "$flavour"
+dir=$(mktemp -d /tmp/memgov-keep-XXXXXX)
+log= daemon= sleeper= STORM_PID=
+stop_daemon() {
+        [[ -n $daemon ]] || return 0
+        kill "$daemon" 2>/dev/null || true
+        wait "$daemon" 2>/dev/null || true
+        daemon=
+}
+stop_storm() {
+        [[ -n $STORM_PID ]] || return 0
+        echo quit >&"${STORM[1]}" 2>/dev/null || true
+        wait "$STORM_PID" 2>/dev/null || true
+        STORM_PID=
+}
+stop_sleeper() {
+        [[ -n $sleeper ]] && { kill "$sleeper" 2>/dev/null || true; wait "$sleeper" 2>/dev/null || true; }
+        sleeper=
+}
+trap 'stop_daemon; stop_sleeper; stop_storm; server_stop; rm -rf "$dir"' EXIT
+server_start "$dir" --max-connections=$MAX || exit $?
+server_sql "CREATE FUNCTION memgov_trim RETURNS INTEGER SONAME 'memgov_udf.so'"
+server_sql "CREATE USER storm@localhost IDENTIFIED BY 'memgov-test-password'"
+status() { server_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
+connected() { status Threads_connected; }
+
+policy() { # KEEP BUDGET: the trim alone, through SQL, on a budget
+        cat >"$dir/policy.ini" <<EOF
+[budget]
+size = $2
+[sampling]
+interval = 1s
+fast-interval = 1s
+[trim]
+method = sql
+min-gain = 1
+[throttle]
+enabled = no
+[admit]
+enabled = no
+[reset]
+enabled = no
+[pool]
+enabled = no
+[restart]
+enabled = no
+[sql]
+keep-open = $1
+EOF
+}
+wait_log() { # PATTERN SECONDS
+        for _ in $(seq $(($2 * 10))); do
+                grep -q -- "$1" "$log" && return 0
+                kill -0 "$daemon" 2>/dev/null || fail "memgov exited"
+                sleep 0.1
+        done
+        return 1
+}
+start_daemon() { # KEEP BUDGET LOG
+        log=$dir/$3
+        mkdir -p -m 700 "$dir/state"
+        policy "$1" "$2"
+        "$memgov" run --pid "$SERVER_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" \
+                --state-dir "$dir/state" >"$log" 2>&1 &
+        daemon=$!
+}
+# Every connection the server allows taken: the storm a little under max_connections, then one
+# more at a time until the server refuses it (1040), and a root session in the slot kept for
+# administrators (again whenever a root connection still gets in).
+fill() {
+        filled_from=$(connected)
+        local base=$((MAX - filled_from - 2)) i out reply
+        (( base > 0 )) || base=1
+        coproc STORM { "$conn_storm" "$(server_host_socket)" storm memgov-test-password $base 2>&1; }
+        STORM_PID=$!
+        IFS= read -r -t 120 opened <&"${STORM[0]}" || fail "the storm did not open its sessions"
+        [[ $opened == "open $base" ]] || fail "the storm: $opened"
+        storm_n=$base
+        for i in $(seq 100); do
+                while :; do
+                        echo connect >&"${STORM[1]}"
+                        IFS= read -r -t 30 reply <&"${STORM[0]}" || fail "the storm did not answer"
+                        [[ $reply == "connect ok" ]] || break
+                        storm_n=$((storm_n + 1))
+                done
+                [[ $reply == "connect error 1040 "* ]] || fail "the storm's next session: $reply"
+                [[ -n $sleeper ]] && kill -0 "$sleeper" 2>/dev/null ||
+                        { server_sql "SELECT 'sql-keep sleeper', SLEEP(600)" >/dev/null 2>&1 & sleeper=$!; }
+                out=$(server_sql "SELECT 1" 2>&1) || break
+                sleep 0.1
+        done
+        [[ $out == *"Too many connections"* ]] || fail "the server still takes connections: $out"
+        echo "$name: the server is full: the storm's $storm_n sessions, root in the administrators' slot;" \
+             "a new root connection: $out"
+}
+# The storm's and the sleeper's sessions gone, on the server's side too (a killed client's SLEEP
+# goes on in the server until it is killed there).
+empty() {
+        stop_sleeper
+        stop_storm
+        local id
+        for _ in $(seq 100); do server_sql "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
+        for id in $(server_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT ''sql-keep sleeper''%' AND ID <> CONNECTION_ID()"); do
+                server_sql "KILL $id" 2>/dev/null || true
+        done
+        for _ in $(seq 100); do
+                (( $(connected) <= filled_from )) && return 0
+                sleep 0.1
+        done
+        fail "the storm's sessions did not leave: $(connected) connected, $filled_from before"
+}
+
+# Something to trim: holes in the server's heap.
+server_fragment 8 20
+version=$(server_sql "SELECT VERSION()")
+[[ $flavour == mysql-* ]] && want_flavour=MySQL want_alloc=tcmalloc || want_flavour=MariaDB want_alloc=glibc
+
+# 1. Kept open: the daemon opens its session at start, on a budget it is far below.
+start_daemon yes 64G keep.log
+wait_log "sql: a session kept open for the actions: id" 30 || fail "no session kept open"
+line=$(grep -m1 "sql: a session kept open" "$log")
+kept_id=$(sed -E 's/.*: id ([0-9]+) on .*/\1/' <<<"$line")
+echo "$name: ${line#*sql: }"
+[[ $(server_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = $kept_id AND USER = 'root'") == 1 ]] ||
+        fail "session $kept_id is not in the server's process list"
+for _ in $(seq 50); do
+        "$memgov" status --socket "$dir/state/memgov.sock" --json >"$dir/status.json" || fail "memgov status failed"
+        grep -q '"accepting_clients": true' "$dir/status.json" && break
+        sleep 0.2
+done
+python3 - "$dir/status.json" "$kept_id" "$version" "$want_flavour" "$want_alloc" <<'PY' || fail "memgov status: $(cat "$dir/status.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))["server"]
+want = {"flavour": sys.argv[4], "version": sys.argv[3], "allocator": sys.argv[5], "sql_session": "open",
+        "sql_session_id": int(sys.argv[2]), "accepting_clients": True}
+bad = {k: s.get(k) for k, v in want.items() if s.get(k) != v}
+if bad:
+    sys.exit(f"status server: {bad}, expected {want}")
+PY
+echo "$name: memgov status: $("$memgov" status --socket "$dir/state/memgov.sock" | grep '^  database')"
+fill
+# A budget the server's RSS is at 85% of: trim.at 75% calls for a trim.
+policy yes $(( $(server_rss) * 100 / 85 ))
+kill -HUP "$daemon"
+wait_log "memgov: -> " 30 || fail "no trim result within 30s"
+result=$(grep -m1 -- "memgov: -> " "$log")
+echo "$name: the trim with every connection taken: ${result#*-> }"
+[[ $result == *"over SQL"*freed* && $result != *failed* ]] || fail "the trim with every connection taken: $result"
+(( $(grep -c "sql: a session kept open" "$log") == 1 )) || fail "another session was opened: $(grep "kept open" "$log")"
+stop_daemon
+empty
+
+# 2. Not kept: the same trim needs a new connection, and the full server refuses it.
+start_daemon no 64G nokeep.log
+sleep 2
+fill
+policy no $(( $(server_rss) * 100 / 85 ))
+kill -HUP "$daemon"
+wait_log "-> trim failed" 30 || fail "no failed trim within 30s (keep-open = no)"
+result=$(grep -m1 -- "-> trim failed" "$log")
+echo "$name: the same without a kept session: ${result#*-> }"
+[[ $result == *"trim failed"*"cannot connect"*"Too many connections"* ]] || fail "without a kept session: $result"
+grep -q "session kept open" "$log" && fail "keep-open = no kept a session"
+stop_daemon
+empty
+server_unfragment
+echo "$name: ok"
