@@ -33,7 +33,7 @@ typedef enum DecisionCode {
         HOLD_MIN_UPTIME,
         HOLD_WINDOW,
         HOLD_NO_WALL,
-        HOLD_STARTING, /* the server is still starting: only trim until it accepts clients */
+        HOLD_STARTING, /* the server is still starting: the ladder waits until it accepts clients */
         /* DECISION_LEVEL */
         LEVEL_UP_AT,          /* at or above the rung's at */
         LEVEL_UP_ETA,         /* the ETA under the rung's eta */

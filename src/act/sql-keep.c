@@ -129,8 +129,8 @@ void sql_keep_idle(void *userdata, const ActionContext *c) {
                 snprintf(now.why, sizeof(now.why), "%s", why);
         else
                 now.why[0] = '\0';
-        if (st == SQL_KEEP_OFF)
-                now.session_id = 0;
+        if (st != SQL_KEEP_OPEN)
+                now.session_id = 0; /* none open: the last one's id is gone with it */
         pthread_mutex_lock(&kept.lock);
         kept.info = now;
         pthread_mutex_unlock(&kept.lock);

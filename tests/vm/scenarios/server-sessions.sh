@@ -7,7 +7,7 @@
 # policy. The growing sessions are chosen by the server's own measure of their memory and reset,
 # the normal client never notices, the kernel kills nothing. One flavour after the other, in one
 # boot of the VM.
-#   tests/vm/run-vm.sh --disk 2G --env MEMGOV_BUILD=build tests/vm/scenarios/server-sessions.sh FLAVOUR...
+#   tests/vm/run-vm.sh --disk 2G --mem 2G --env MEMGOV_BUILD=build tests/vm/scenarios/server-sessions.sh FLAVOUR...
 set -euo pipefail
 [[ ${MEMGOV_VM:-} == 1 ]] || { echo "server-sessions: SKIP: runs inside the VM (tests/vm/run-vm.sh)" >&2; exit 77; }
 (( $# )) || { echo "usage: server-sessions.sh FLAVOUR..." >&2; exit 2; }
@@ -43,6 +43,11 @@ run_flavour() { # FLAVOUR
         MAX=$(( held * 2 > held + 160 * M ? held * 2 : held + 160 * M ))
         MAX=$(( (MAX + M - 1) / M * M ))
         local rate=$(( (MAX - held) / (80 * M) ))
+        # The cgroup's limit must be what binds, not the machine's RAM: with less room than that
+        # around it, the whole guest thrashes (MySQL answered nothing in 10 s, PSI some at 28%).
+        local total
+        total=$(awk '$1 == "MemTotal:" { print $2 * 1024 }' /proc/meminfo)
+        (( MAX + 256 * M <= total )) || fail "memory.max $(mib "$MAX") leaves less than 256M of the guest's $(mib "$total") (run-vm.sh --mem)"
         echo "$MAX" >"$cg/memory.max"
         echo "$name: $(server_sql "SELECT VERSION()") ready in ${ready}s, memory.current $(mib "$held"), memory.max $(mib "$MAX"), three sessions growing ${rate}M/s each"
 

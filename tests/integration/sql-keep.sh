@@ -1,28 +1,55 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The session memgov keeps open for its actions (sql.keep-open), on a real server of another
-# flavour from its Debian chroot (MySQL 9.7, MariaDB 11.8), as sql-keep-mariadbd.sh runs it on
-# the host's MariaDB: the daemon opens it at start; then every connection the server allows is
-# taken (a storm of an account without privileges up to max_connections, and a root session in
-# the one the server keeps for its administrators), so that no new connection gets in (error
-# 1040). A trim through memgov's loadable function (trim.method sql), called for by a smaller
-# budget on SIGHUP, is carried out on the kept session, the same one. With sql.keep-open = no and
-# the server full again, the same trim fails with the server's "Too many connections".
-#   sql-keep-servers.sh FLAVOUR MEMGOV UDF MEMGOV_CONN_STORM
+# The session memgov keeps open for its actions (sql.keep-open), against a real server started by
+# the test: the host's MariaDB (FLAVOUR mariadb, Debian's package) or one from its Debian chroot
+# (mysql-9.7, mariadb-11.8). The daemon opens it at start, and opens it again when a DBA kills
+# it; then every connection the server allows is taken (a storm of an account without privileges
+# up to max_connections, and a root session in the one the server keeps for its administrators),
+# so that no new connection gets in (error 1040, as in a storm that swamps the server). A trim
+# through memgov's loadable function (trim.method sql), called for by a smaller budget on SIGHUP,
+# is carried out on the kept session, the same one. With sql.keep-open = no and the server full
+# again, the same trim fails with the server's "Too many connections": the test bites.
+#   sql-keep.sh FLAVOUR MEMGOV UDF MEMGOV_CONN_STORM
 set -euo pipefail
 flavour=$1
 memgov=$2
-export SERVER_UDF=$3
+udf=$3
 conn_storm=$4
 here=$(cd "$(dirname "$0")/.." && pwd)
-name=sql-keep-$flavour
-# shellcheck source=../lib/servers.sh
-. "$here/lib/servers.sh"
-[[ $(id -u) == 0 ]] || { echo "$name: SKIP: needs root (chroot, mount namespaces, debootstrap)" >&2; exit 77; }
+# The server through the same few calls whichever it is.
+if [[ $flavour == mariadb ]]; then
+        name=sql-keep-mariadbd
+        # shellcheck source=../lib/mariadb.sh
+        . "$here/lib/mariadb.sh"
+        export MEMGOV_UDF=$udf
+        db_start() { mariadb_start "$@"; }
+        db_sql() { mariadb_sql "$@"; }
+        db_socket() { mariadb_client_socket; }
+        db_pid() { echo "$MARIADB_PID"; }
+        db_fragment() { mariadb_fragment "$@"; }
+        db_unfragment() { mariadb_unfragment; }
+        db_rss() { mariadb_rss; }
+        db_stop() { mariadb_stop; }
+        [[ $(id -u) == 0 ]] || { echo "$name: SKIP: needs root to run mariadbd as mysql" >&2; exit 77; }
+else
+        name=sql-keep-$flavour
+        # shellcheck source=../lib/servers.sh
+        . "$here/lib/servers.sh"
+        export SERVER_UDF=$udf
+        db_start() { server_start "$@"; }
+        db_sql() { server_sql "$@"; }
+        db_socket() { server_host_socket; }
+        db_pid() { echo "$SERVER_PID"; }
+        db_fragment() { server_fragment "$@"; }
+        db_unfragment() { server_unfragment; }
+        db_rss() { server_rss; }
+        db_stop() { server_stop; }
+        [[ $(id -u) == 0 ]] || { echo "$name: SKIP: needs root (chroot, mount namespaces, debootstrap)" >&2; exit 77; }
+        server_provision "$flavour"
+fi
 fail() { echo "$name: FAIL: $*" >&2; [[ -s ${log:-} ]] && sed 's/^/  memgov: /' "$log" >&2; exit 1; }
 
 MAX=40
-server_provision "$flavour"
 dir=$(mktemp -d /tmp/memgov-keep-XXXXXX)
 log= daemon= sleeper= STORM_PID=
 stop_daemon() {
@@ -41,11 +68,11 @@ stop_sleeper() {
         [[ -n $sleeper ]] && { kill "$sleeper" 2>/dev/null || true; wait "$sleeper" 2>/dev/null || true; }
         sleeper=
 }
-trap 'stop_daemon; stop_sleeper; stop_storm; server_stop; rm -rf "$dir"' EXIT
-server_start "$dir" --max-connections=$MAX || exit $?
-server_sql "CREATE FUNCTION memgov_trim RETURNS INTEGER SONAME 'memgov_udf.so'"
-server_sql "CREATE USER storm@localhost IDENTIFIED BY 'memgov-test-password'"
-status() { server_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
+trap 'stop_daemon; stop_sleeper; stop_storm; db_unfragment; db_stop; rm -rf "$dir"' EXIT
+db_start "$dir" --max-connections=$MAX || exit $?
+db_sql "CREATE FUNCTION memgov_trim RETURNS INTEGER SONAME 'memgov_udf.so'"
+db_sql "CREATE USER storm@localhost IDENTIFIED BY 'memgov-test-password'"
+status() { db_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
 connected() { status Threads_connected; }
 
 policy() { # KEEP BUDGET: the trim alone, through SQL, on a budget
@@ -84,7 +111,7 @@ start_daemon() { # KEEP BUDGET LOG
         log=$dir/$3
         mkdir -p -m 700 "$dir/state"
         policy "$1" "$2"
-        "$memgov" run --pid "$SERVER_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" \
+        "$memgov" run --pid "$(db_pid)" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" \
                 --state-dir "$dir/state" >"$log" 2>&1 &
         daemon=$!
 }
@@ -95,7 +122,7 @@ fill() {
         filled_from=$(connected)
         local base=$((MAX - filled_from - 2)) i out reply
         (( base > 0 )) || base=1
-        coproc STORM { "$conn_storm" "$(server_host_socket)" storm memgov-test-password $base 2>&1; }
+        coproc STORM { "$conn_storm" "$(db_socket)" storm memgov-test-password $base 2>&1; }
         STORM_PID=$!
         IFS= read -r -t 120 opened <&"${STORM[0]}" || fail "the storm did not open its sessions"
         [[ $opened == "open $base" ]] || fail "the storm: $opened"
@@ -109,8 +136,8 @@ fill() {
                 done
                 [[ $reply == "connect error 1040 "* ]] || fail "the storm's next session: $reply"
                 [[ -n $sleeper ]] && kill -0 "$sleeper" 2>/dev/null ||
-                        { server_sql "SELECT 'sql-keep sleeper', SLEEP(600)" >/dev/null 2>&1 & sleeper=$!; }
-                out=$(server_sql "SELECT 1" 2>&1) || break
+                        { db_sql "SELECT 'sql-keep sleeper', SLEEP(600)" >/dev/null 2>&1 & sleeper=$!; }
+                out=$(db_sql "SELECT 1" 2>&1) || break
                 sleep 0.1
         done
         [[ $out == *"Too many connections"* ]] || fail "the server still takes connections: $out"
@@ -123,9 +150,9 @@ empty() {
         stop_sleeper
         stop_storm
         local id
-        for _ in $(seq 100); do server_sql "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
-        for id in $(server_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT ''sql-keep sleeper''%' AND ID <> CONNECTION_ID()"); do
-                server_sql "KILL $id" 2>/dev/null || true
+        for _ in $(seq 100); do db_sql "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
+        for id in $(db_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT ''sql-keep sleeper''%' AND ID <> CONNECTION_ID()"); do
+                db_sql "KILL $id" 2>/dev/null || true
         done
         for _ in $(seq 100); do
                 (( $(connected) <= filled_from )) && return 0
@@ -135,8 +162,8 @@ empty() {
 }
 
 # Something to trim: holes in the server's heap.
-server_fragment 8 20
-version=$(server_sql "SELECT VERSION()")
+db_fragment 8 20
+version=$(db_sql "SELECT VERSION()")
 [[ $flavour == mysql-* ]] && want_flavour=MySQL want_alloc=tcmalloc || want_flavour=MariaDB want_alloc=glibc
 
 # 1. Kept open: the daemon opens its session at start, on a budget it is far below.
@@ -145,7 +172,7 @@ wait_log "sql: a session kept open for the actions: id" 30 || fail "no session k
 line=$(grep -m1 "sql: a session kept open" "$log")
 kept_id=$(sed -E 's/.*: id ([0-9]+) on .*/\1/' <<<"$line")
 echo "$name: ${line#*sql: }"
-[[ $(server_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = $kept_id AND USER = 'root'") == 1 ]] ||
+[[ $(db_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = $kept_id AND USER = 'root'") == 1 ]] ||
         fail "session $kept_id is not in the server's process list"
 for _ in $(seq 50); do
         "$memgov" status --socket "$dir/state/memgov.sock" --json >"$dir/status.json" || fail "memgov status failed"
@@ -162,15 +189,28 @@ if bad:
     sys.exit(f"status server: {bad}, expected {want}")
 PY
 echo "$name: memgov status: $("$memgov" status --socket "$dir/state/memgov.sock" | grep '^  database')"
+# Lost (a DBA's KILL, the server's wait_timeout): the ping of an idle session finds it, and a
+# new one is opened.
+db_sql "KILL $kept_id"
+t0=$(date +%s)
+for _ in $(seq 600); do
+        (( $(grep -c "sql: a session kept open" "$log") >= 2 )) && break
+        kill -0 "$daemon" 2>/dev/null || fail "memgov exited"
+        sleep 0.1
+done
+line=$(grep "sql: a session kept open" "$log" | sed -n 2p)
+[[ -n $line ]] || fail "the session killed was not opened again within 60s"
+kept_id=$(sed -E 's/.*: id ([0-9]+) on .*/\1/' <<<"$line")
+echo "$name: killed; $(( $(date +%s) - t0 ))s later: ${line#*sql: }"
 fill
 # A budget the server's RSS is at 85% of: trim.at 75% calls for a trim.
-policy yes $(( $(server_rss) * 100 / 85 ))
+policy yes $(( $(db_rss) * 100 / 85 ))
 kill -HUP "$daemon"
 wait_log "memgov: -> " 30 || fail "no trim result within 30s"
 result=$(grep -m1 -- "memgov: -> " "$log")
 echo "$name: the trim with every connection taken: ${result#*-> }"
 [[ $result == *"over SQL"*freed* && $result != *failed* ]] || fail "the trim with every connection taken: $result"
-(( $(grep -c "sql: a session kept open" "$log") == 1 )) || fail "another session was opened: $(grep "kept open" "$log")"
+(( $(grep -c "sql: a session kept open" "$log") == 2 )) || fail "another session was opened: $(grep "kept open" "$log")"
 stop_daemon
 empty
 
@@ -178,7 +218,7 @@ empty
 start_daemon no 64G nokeep.log
 sleep 2
 fill
-policy no $(( $(server_rss) * 100 / 85 ))
+policy no $(( $(db_rss) * 100 / 85 ))
 kill -HUP "$daemon"
 wait_log "-> trim failed" 30 || fail "no failed trim within 30s (keep-open = no)"
 result=$(grep -m1 -- "-> trim failed" "$log")
@@ -187,5 +227,4 @@ echo "$name: the same without a kept session: ${result#*-> }"
 grep -q "session kept open" "$log" && fail "keep-open = no kept a session"
 stop_daemon
 empty
-server_unfragment
 echo "$name: ok"
