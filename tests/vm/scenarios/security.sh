@@ -7,7 +7,11 @@
 # - a process named like the server but started by a login user, by nobody through a link of
 #   the server's name, by another system account, or from an executable a user owns, is neither
 #   the target nor a reason to refuse the real one, and is never governed while the real server
-#   is away.
+#   is away;
+# - the server itself as the attacker (the database container): one that listens on no socket
+#   holds memgov's ladder at normal ("still starting") while it grows, and gains nothing by it:
+#   its cgroup's memory.max holds it (the kernel kills it there), memgov and everything outside
+#   the cgroup go on.
 #   tests/vm/run-vm.sh --env MEMGOV_BUILD=build tests/vm/scenarios/security.sh
 set -euo pipefail
 [[ ${MEMGOV_VM:-} == 1 ]] || { echo "security: SKIP: runs inside the VM (tests/vm/run-vm.sh)" >&2; exit 77; }
@@ -124,7 +128,43 @@ done
 grep -q "governing mariadbd pid $server (" "$results/memgov.log" || fail "the restarted server was not found again"
 echo "security: ok: the restarted server (pid $server) is governed again"
 
+# The server as the attacker: it never listens (memgov takes it as still starting, and its
+# ladder waits) and grows past its cgroup's memory.max.
+mkdir "$work/grow"
+cp "$build/tests/memgov-memhog" "$work/grow/mariadbd"
+chmod 755 "$work/grow/mariadbd"
+kill "$server"
+wait "$server" 2>/dev/null || true
+mark=$(wc -l <"$results/memgov.log")
+( echo "$BASHPID" >"$cg/cgroup.procs"; exec setpriv --reuid="$server_uid" --regid="$server_uid" --clear-groups \
+        "$work/grow/mariadbd" grow 8 1024 ) >"$results/grow.log" 2>&1 &
+grower=$!
+for _ in $(seq 900); do
+        awk '$1 == "oom_kill" && $2 > 0 { found = 1 } END { exit !found }' "$cg/memory.events" && break
+        sleep 0.2
+done
+awk '$1 == "oom_kill" && $2 > 0 { found = 1 } END { exit !found }' "$cg/memory.events" ||
+        fail "the growing server was not held at memory.max: $(tr '\n' ' ' <"$cg/memory.events")"
+wait "$grower" 2>/dev/null && fail "the growing server was not killed"
+for _ in $(seq 100); do
+        tail -n +"$mark" "$results/memgov.log" | grep -q "OOM killer killed" && break
+        sleep 0.1
+done
+after=$(tail -n +"$mark" "$results/memgov.log")
+grep -q "governing mariadbd pid $grower (" <<<"$after" || fail "the growing server was not the target: $after"
+grep -q "the server is still starting (it listens on no socket yet)" <<<"$after" ||
+        fail "memgov did not hold its ladder for a server that listens on nothing: $after"
+# (memory.high at its calm value is no rung: a throttle shows as a level)
+grep -E -- '^memgov: level |^memgov: (warning: )?-> ' <<<"$after" | grep -v -- '-> memory.high of' &&
+        fail "memgov acted on a server that listens on nothing"
+grep -q "OOM killer killed" <<<"$after" || fail "memgov did not see the kernel's kill in the cgroup: $after"
+kill -0 "$governor" 2>/dev/null || fail "memgov is gone"
+for p in "${impostors[@]}"; do kill -0 "$p" 2>/dev/null || fail "process $p outside the cgroup is gone"; done
+echo "security: ok: a server that listens on nothing held the ladder at normal and grew to its memory.max" \
+     "$(($(cat "$cg/memory.max") >> 20))M (peak $(($(cat "$cg/memory.peak") >> 20))M), where the kernel killed it;" \
+     "memgov and every process outside the cgroup went on"
+
 kill "$governor"
 wait "$governor" || fail "memgov exited with status $?"
-kill "$server" "${impostors[@]}" 2>/dev/null || true
+kill "${impostors[@]}" 2>/dev/null || true
 wait 2>/dev/null || true
