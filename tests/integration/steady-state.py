@@ -77,15 +77,22 @@ def main():
         decisions = sum(1 for line in open(os.path.join(tmp, "memgov.log")) if "would " in line)
         heap = [p["heap_in_use"] for p in points]
         rss = [p["rss"] for p in points]
-        fds = {p["open_files"] for p in points}
+        files = [p["open_files"] for p in points]
+        fds = set(files)
         print(f"steady-state: {samples} samples, {decisions} actions decided; over the last {MEASURE}s: heap in use "
               f"{min(heap)}..{max(heap)} B, RSS {min(rss) >> 10}..{max(rss) >> 10} KiB, open files {sorted(fds)}")
         if samples < 10 * (WARMUP + MEASURE) * 0.8:
             fail(f"only {samples} samples")
         if decisions < 4:
             fail("the ladder did not move: the run proves little")
-        if len(fds) != 1:
-            fail(f"the open files changed: {sorted(fds)}")
+        # A leak is a count that stays up. A descriptor another thread holds for a moment while
+        # the status counts (the action thread reading the target's maps or looking for its
+        # socket, the metrics thread closing a scrape) is none: the count must come back to where
+        # it was, and never stand more than two over it.
+        settled_first, settled_last = min(files[:5]), min(files[-5:])
+        if settled_last != settled_first or max(files) > settled_first + 2:
+            fail(f"the open files changed: {settled_first} at first, {settled_last} at the end, "
+                 f"{sorted(fds)} in all")
         if SANITIZED:
             print("steady-state: ok: open files flat after the warm-up, no leak at exit; heap, resident set "
                   "and memory lock are measured in the build without AddressSanitizer")
