@@ -263,7 +263,7 @@ void print_status(json_object *st, bool color, const char *note) {
                 printf("  database      %s%s%s, allocator %s; SQL session %s", str(srv, "flavour") ?: "version not known yet",
                        str(srv, "version") ? " " : "", str(srv, "version") ?: "", str(srv, "allocator") ?: "?",
                        streq(sess, "open") ? "kept open" : streq(sess, "failed") ? "not open: " : "not kept");
-                if (has_id && streq(sess, "open"))
+                if (has_id) /* the daemon gives an id only for a session that is open */
                         printf(", id %" PRId64, id);
                 if (streq(sess, "failed"))
                         printf("%s", str(srv, "sql_error") ?: "?");

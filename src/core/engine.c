@@ -552,6 +552,13 @@ static void restore_max(Tick *k, const char *why) {
         e->max_restoring = true;
 }
 
+/* A startup seen (or, for a new process, assumed) from this working set on: the hold not said yet. */
+static void startup_begin(Engine *e, uint64_t ws) {
+        e->starting = true;
+        e->starting_ws = ws;
+        e->starting_said = false;
+}
+
 static void observe_events(Tick *k) {
         Engine *e = k->e;
         const Sample *s = k->s;
@@ -585,11 +592,10 @@ static void observe_events(Tick *k) {
         e->admit_lowered = false;
         /* And it starts by starting: where the signal exists, until it says otherwise. */
         if (new_pid && e->accepting_known && !(s->has & SAMPLE_HAS_ACCEPTING)) {
-                k->starting = e->starting = true;
+                startup_begin(e, k->ws);
+                k->starting = true;
                 e->starting_assumed = true;
                 e->starting_since = k->now;
-                e->starting_ws = k->ws;
-                e->starting_said = false;
         }
         if (e->restart_pending) {
                 e->restart_pending = false;
@@ -629,11 +635,8 @@ static void observe_startup(Tick *k) {
         e->starting_assumed = false;
         if (!s->accepting) {
                 k->starting = true;
-                if (!e->starting) {
-                        e->starting = true;
-                        e->starting_ws = k->ws;
-                        e->starting_said = false;
-                }
+                if (!e->starting)
+                        startup_begin(e, k->ws);
                 return;
         }
         if (!e->starting)
