@@ -284,7 +284,7 @@ sigterms=$(grep -c "Main process exited, code=killed, status=15/TERM" "$results/
 starts=$(grep -c 'ready for connections' "$results/mariadb.journal" || true)
 recoveries=$(grep -ci 'crash recovery' "$results/mariadb.journal" || true)
 graceful=$(grep -c 'graceful restart done' "$results/governor.log" || true)
-down=$(awk '$2 == "down" { n++ } END { printf "%.1f", n * 0.5 }' "$results/probe.log")
+down=$(awk -f "$here/bench/outcome-down.awk" "$results/probe.log")
 peak=$(awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }' "$results/memory.log")
 avail_min=$(awk 'BEGIN { m = -1 } m < 0 || $4 < m { m = $4 } END { print m * 1024 }' "$results/memory.log")
 # sysbench: transactions (or queries, for the storm's custom script), errors, reconnects, and

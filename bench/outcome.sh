@@ -100,7 +100,7 @@ partial_result() { # SCENARIO GOVERNOR SEED DIR VM_STATUS TIMEOUT
                 echo "vm_status=$5"
                 [[ $5 == 124 ]] && echo "seconds=$6"
                 [[ -s $d/probe.log ]] &&
-                        awk '$2 == "down" { n++ } END { printf "down_seconds=%.1f\n", n * 0.5 }' "$d/probe.log"
+                        echo "down_seconds=$(awk -f "$here/bench/outcome-down.awk" "$d/probe.log")"
                 [[ -s $d/memory.log ]] &&
                         awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print "peak_bytes=" m }' "$d/memory.log"
         } >"$d/result.env"
