@@ -14,10 +14,11 @@ typedef struct AdmitMemory {
         uint64_t configured; /* max_connections as memgov found it; 0 = nothing remembered */
         uint64_t set;        /* what memgov set it to */
         uint64_t errors;     /* Connection_errors_max_connections when it was lowered */
+        bool errors_known;   /* ... as the server said (not asked when lowering on the kernel's count) */
 } AdmitMemory;
 
-/* Lower: max_connections to the clients connected (Threads_connected less memgov's own session)
- * plus d->admit_headroom, never below d->admit_floor; not lower than it is: an explained
+/* Lower: max_connections to the clients connected (d->admit_connections, the kernel's count of the
+ * server's sockets, else Threads_connected; less memgov's own session) plus d->admit_headroom, never below d->admit_floor; not lower than it is: an explained
  * -EALREADY. Restore (d->admit_restore): back to m->configured, when max_connections is still
  * m->set; otherwise nothing is done (success, the detail says why) and m is forgotten.
  * ret->value is max_connections after (in a dry run the value found), ret->value_before the value

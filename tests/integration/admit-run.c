@@ -2,8 +2,10 @@
 /* One step of the admission rung against a real server: admit_run() called as the daemon's action
  * worker would, with what memgov remembers of the server given and printed back, and its
  * ActionResult printed as key=value lines (detail last) for admit-mariadbd.sh to check.
- *   memgov-admit-run PID lower|restore DRY_RUN(0|1) HEADROOM FLOOR [CONFIGURED SET ERRORS]
- * MEMGOV_TEST_OPTION_FILE: the [sql] option-file to log in with (another account). Exits 0 when
+ *   memgov-admit-run PID lower|restore DRY_RUN(0|1) HEADROOM FLOOR [CONFIGURED SET ERRORS|-]
+ * MEMGOV_TEST_OPTION_FILE: the [sql] option-file to log in with (another account);
+ * MEMGOV_TEST_CONNECTIONS: the server's connection count in the decision, as the daemon's sampler
+ * counts its socket descriptors (without it, the server is asked). Exits 0 when
  * admit_run() ran (whatever it returned), 2 on a usage error. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,7 +29,8 @@ int main(int argc, char **argv) {
 
         if ((argc != 6 && argc != 9) || !parse_decimal_u64(argv[1], &pid) || (strcmp(argv[2], "lower") && strcmp(argv[2], "restore")) ||
             !parse_decimal_u64(argv[3], &dry) || !parse_decimal_u64(argv[4], &headroom) || !parse_decimal_u64(argv[5], &floor) ||
-            (argc == 9 && (!parse_decimal_u64(argv[6], &configured) || !parse_decimal_u64(argv[7], &set) || !parse_decimal_u64(argv[8], &errors))))
+            (argc == 9 && (!parse_decimal_u64(argv[6], &configured) || !parse_decimal_u64(argv[7], &set) ||
+                           (strcmp(argv[8], "-") && !parse_decimal_u64(argv[8], &errors)))))
                 return usage();
         if (policy_load_default(&p) < 0) {
                 fprintf(stderr, "memgov-admit-run: the default policy does not load\n");
@@ -48,7 +51,15 @@ int main(int argc, char **argv) {
                 .admit_headroom = (unsigned) headroom,
                 .admit_floor = (unsigned) floor,
         };
-        AdmitMemory m = { .pid = t.pid, .configured = configured, .set = set, .errors = errors };
+        const char *counted = getenv("MEMGOV_TEST_CONNECTIONS");
+        uint64_t connections;
+        if (counted) {
+                if (!parse_decimal_u64(counted, &connections) || connections > UINT32_MAX)
+                        return usage();
+                d.admit_connections = (unsigned) connections;
+        }
+        AdmitMemory m = { .pid = t.pid, .configured = configured, .set = set, .errors = errors,
+                          .errors_known = argc == 9 && strcmp(argv[8], "-") };
         ActionResult res = {};
 
         int r = admit_run(&c, &d, &m, &res);
@@ -57,7 +68,10 @@ int main(int argc, char **argv) {
         printf("value_before=%" PRIu64 "\n", res.value_before);
         printf("value=%" PRIu64 "\n", res.value);
         printf("baseline=%" PRIu64 "\n", res.baseline);
-        printf("memory=%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", m.configured, m.set, m.errors);
+        if (m.errors_known || m.configured == 0)
+                printf("memory=%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", m.configured, m.set, m.errors);
+        else
+                printf("memory=%" PRIu64 " %" PRIu64 " -\n", m.configured, m.set);
         printf("detail=%s\n", res.detail);
         return 0;
 }

@@ -790,6 +790,36 @@ static void test_restart_and_max_raise(void **state) {
         free(sim);
 }
 
+/* The restore of memory.max decided and not carried out yet: the sample still shows the raised
+ * value, and the budget (hence the calm memory.high) stays the one memory.max is going back to. */
+static void test_budget_while_max_restore_pending(void **state) {
+        Sim *sim = sim_new(false);
+        ramp_to_restart(sim);
+        uint64_t raised = sim->s.memory_max;
+        expect(raised > BUDGET);
+        unsigned mark = sim->n;
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 2 * GB);
+        sim_tick(sim, SEC);
+        expect(find(sim, T_SET_MAX, mark));
+        /* The write has not landed: memory.max still raised, the restore pending. */
+        sim->s.memory_max = raised;
+        sim->s.pending |= 1u << ACTION_SET_MAX;
+        for (unsigned i = 0; i < 5; i++) {
+                sim_tick(sim, SEC);
+                expect(sim->out.budget == BUDGET);
+        }
+        for (unsigned i = mark; i < sim->n; i++)
+                if (decision_class(&sim->log[i]) == T_SET_HIGH && sim->log[i].value != SIZE_UNLIMITED)
+                        expect(sim->log[i].value <= CALM);
+        sim->s.pending = 0;
+        sim->s.memory_max = BUDGET;
+        sim_tick(sim, SEC);
+        expect(sim->out.budget == BUDGET);
+        free(sim);
+}
+
 static void test_restart_guard_rails(void **state) {
         /* At most one a day. */
         Sim *sim = sim_new(true);
@@ -1473,6 +1503,7 @@ int main(void) {
                 cmocka_unit_test(test_restart_and_max_raise),
                 cmocka_unit_test(test_max_raise_with_smaller_budget),
                 cmocka_unit_test(test_leave),
+                cmocka_unit_test(test_budget_while_max_restore_pending),
                 cmocka_unit_test(test_restart_guard_rails),
                 cmocka_unit_test(test_starting_server),
                 cmocka_unit_test(test_new_process_starting),
