@@ -160,8 +160,8 @@ run_sb() { # NAME SCRIPT THREADS SECONDS [ARGS...]
         end=$(( $(date +%s) + secs ))
         while left=$(( end - $(date +%s) )); (( left > 0 )); do
                 # A server stuck at memory.max keeps queries waiting past --time: the client is
-                # stopped a minute later.
-                if timeout -k 5 $((left + 60)) "${sb[@]}" --threads="$threads" --time="$left" --report-interval=1 \
+                # stopped half a minute later.
+                if timeout -k 5 $((left + 30)) "${sb[@]}" --threads="$threads" --time="$left" --report-interval=1 \
                         --mysql-ignore-errors=1040,1053,1077,1152,1158,1159,1160,1161,1205,1213,1317,2002,2003,2006,2013 \
                         --histogram=on --percentile=99 "$@" "$script" run >>"$results/sb.$name.log" 2>&1; then
                         break
@@ -257,9 +257,9 @@ linear)
 esac
 sleep 3
 # The workload is over; what it set off may not be (a restart under way, a crash recovery): the
-# run ends once the server answers 5 probes in a row, or after 3 minutes, so that its time down
+# run ends once the server answers 5 probes in a row, or after 2 minutes, so that its time down
 # is counted whole.
-for i in $(seq 360); do
+for i in $(seq 240); do
         [[ $(tail -5 "$results/probe.log" | grep -c ' up$') == 5 ]] && break
         sleep 0.5
 done
