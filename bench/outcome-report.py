@@ -22,6 +22,7 @@ FIELDS = [  # key, heading, format
     ("transactions", "transactions", "{:g}"),
     ("tx_ratio", "tx vs none", "{:.2f}"),
     ("client_errors", "client errors", "{:g}"),
+    ("refused", "connections refused (1040)", "{:g}"),
     ("client_restarts", "clients restarted", "{:g}"),
     ("p50_ms", "p50 ms", "{:g}"),
     ("p99_ms", "p99 ms", "{:g}"),
@@ -41,6 +42,12 @@ def load(out):
             r["peak_mib"] = int(r["peak_bytes"]) / 1048576
         except (KeyError, ValueError):
             pass
+        # New connections the server refused with a clean "Too many connections" (admission, or
+        # max_connections reached): sysbench aborts the thread that could not connect.
+        refused = 0
+        for log in glob.glob(os.path.join(os.path.dirname(f), "sb.*.log")):
+            refused += open(log, errors="replace").read().count("FATAL: error 1040:")
+        r["refused"] = str(refused)
         runs.setdefault((r.get("scenario"), r.get("governor")), []).append(r)
     return runs
 

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The outcome benchmark's figures, on runs made up here (the benchmark itself needs the VM and
+hours, and does not run in CI): the time a server did not answer counts a failed probe until the
+next one starts (a probe with no answer waits out its 2 s timeout), the report takes medians per
+scenario and governor, counts the connections refused with error 1040 in the clients' logs,
+marks an unfinished run's time not answering as a lower bound, and draws the chart.
+usage: outcome-report.py SOURCE_ROOT"""
+import os
+import subprocess
+import sys
+import tempfile
+
+SRC = sys.argv[1]
+AWK = os.path.join(SRC, "bench", "outcome-down.awk")
+REPORT = os.path.join(SRC, "bench", "outcome-report.py")
+
+
+def fail(msg):
+    print(f"outcome-report: FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def down(lines):
+    with tempfile.NamedTemporaryFile("w", suffix=".log") as f:
+        f.write("".join(lines))
+        f.flush()
+        return float(subprocess.run(["awk", "-f", AWK, f.name], check=True, capture_output=True,
+                                    text=True).stdout)
+
+
+# Up, then three probes without an answer 2.5 s apart, then up again: 7.5 s, not 3 x 0.5 s.
+got = down(["10.0 up\n", "10.5 down\n", "13.0 down\n", "15.5 down\n", "18.0 up\n", "18.5 up\n"])
+if abs(got - 7.5) > 1e-9:
+    fail(f"three failed probes 2.5 s apart counted {got} s down, not 7.5")
+# A log that ends down: the last probe counts half a second; never down: 0.
+if down(["1.0 up\n", "1.5 down\n", "4.0 down\n"]) != 3.0 or down(["1.0 up\n", "1.5 up\n"]) != 0.0:
+    fail("a log ending down, or never down, counted wrong")
+print("outcome-report: ok: time not answering from the probes' timestamps")
+
+
+def run(out, scenario, governor, n, env, logs=None):
+    d = os.path.join(out, scenario, governor, f"run-{n}")
+    os.makedirs(d)
+    with open(os.path.join(d, "result.env"), "w") as f:
+        f.write(f"scenario={scenario}\ngovernor={governor}\n")
+        for k, v in env.items():
+            f.write(f"{k}={v}\n")
+    for name, text in (logs or {}).items():
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+
+
+refusal = "FATAL: unable to connect to MySQL server on socket '/run/mysqld/mysqld.sock', aborting...\n" \
+          "FATAL: error 1040: Too many connections\n"
+with tempfile.TemporaryDirectory() as out:
+    base = {"oom_kills": 0, "sigkills": 0, "graceful_restarts": 0, "crash_recoveries": 0, "client_errors": 0,
+            "client_restarts": 0, "p50_ms": 10, "p99_ms": 100, "governor_actions": 0}
+    for n, (tx, down_s, kills) in enumerate([(100, 10, 1), (300, 30, 2), (200, 20, 1)], 1):
+        run(out, "storm", "none", n, dict(base, transactions=tx, down_seconds=down_s, oom_kills=kills,
+                                          peak_bytes=384 << 20))
+    for n, tx in enumerate([400, 500, 600], 1):
+        run(out, "storm", "memgov", n, dict(base, transactions=tx, down_seconds=5, graceful_restarts=1,
+                                            peak_bytes=390 << 20),
+            {"sb.storm-4.log": refusal * n, "sb.storm-5.log": refusal})
+    # Unfinished: the VM timed out with the server stuck; only the probe's and memory's figures.
+    run(out, "storm", "oomd", 1, {"unfinished": 1, "down_seconds": 600, "peak_bytes": 384 << 20})
+    r = subprocess.run([sys.executable, REPORT, out, "earlyoom 1.7", "384M", "10", "3"], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"the report failed: {r.stderr}")
+    rows = {}
+    for line in r.stdout.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| governor"):
+            head = cells
+        elif line.startswith("| ") and not line.startswith("| ---"):
+            rows[cells[0]] = dict(zip(head, cells))
+    want = {
+        ("none", "OOM kills"): "1", ("none", "transactions"): "200", ("none", "s not answering"): "20",
+        ("memgov", "transactions"): "500", ("memgov", "tx vs none"): "2.50", ("memgov", "graceful restarts"): "1",
+        ("memgov", "connections refused (1040)"): "3", ("none", "connections refused (1040)"): "0",
+        ("oomd", "unfinished"): "1", ("oomd", "s not answering"): "≥600", ("memgov", "peak MiB"): "390",
+    }
+    for (g, col), v in want.items():
+        if rows.get(g, {}).get(col) != v:
+            fail(f"{g} {col}: {rows.get(g, {}).get(col)!r}, not {v!r}\n{r.stdout}")
+    svg = open(os.path.join(out, "outcome.svg")).read()
+    # The background, five bars (oomd has no OOM kill figure) and six legend keys.
+    if svg.count("<rect") != 1 + 5 + 6 or "seconds not answering" not in svg:
+        fail("the chart lacks its bars or titles")
+    if open(os.path.join(out, "outcome.md")).read().strip() != r.stdout.strip():
+        fail("outcome.md differs from what the report printed")
+print("outcome-report: ok: medians, the ratio to none, refusals, an unfinished run, the chart")
