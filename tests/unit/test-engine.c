@@ -1247,18 +1247,37 @@ static void test_trend_at_every_spacing(void **state) {
         free(sim);
 }
 
-/* A fast event has an ETA before the window's trend exists; a step does not pass for a rise. */
+/* A fast event has an ETA before the window's trend exists, believed only four times as far ahead
+ * as the last minute's trend looked back; a step does not pass for a rise. */
 static void test_trend_short_scale(void **state) {
-        /* A storm: +1G a minute, sampled every second. */
+        /* A storm: +100M a second from 3G, sampled every second: the OOM a minute away. */
         Sim *sim = sim_new(true);
         usec_t first_eta = 0;
-        for (unsigned i = 0; i < 120 && !first_eta; i++) {
-                set_ws(sim, 3 * GB + (uint64_t) i * (GB / 60));
+        for (unsigned i = 0; i < 60 && !first_eta; i++) {
+                set_ws(sim, 3 * GB + (uint64_t) i * 100 * MB);
                 sim_tick(sim, SEC);
                 if (sim->out.eta != USEC_INFINITY)
                         first_eta = (usec_t) i * SEC;
         }
         expect(first_eta > 0 && first_eta <= 20 * SEC);
+        free(sim);
+
+        /* +1G a minute from 3G: the OOM 7 minutes away is not believed from a rise seen for
+         * seconds; the first ETA believed is at most 4 minutes ahead, and it comes while the
+         * working set is still under trim.at (75%). The trend says it rises all along. */
+        sim = sim_new(true);
+        first_eta = 0;
+        usec_t eta = 0;
+        for (unsigned i = 0; i < 300 && !first_eta; i++) {
+                set_ws(sim, 3 * GB + (uint64_t) i * (GB / 60));
+                sim_tick(sim, SEC);
+                if (sim->out.eta != USEC_INFINITY) {
+                        first_eta = (usec_t) i * SEC;
+                        eta = sim->out.eta;
+                } else if (i > 20)
+                        expect(sim->out.trend_valid && sim->out.slope > 0);
+        }
+        expect(first_eta > 60 * SEC && eta <= 4 * USEC_PER_MINUTE && sim->s.memory_current < apply_bp(BUDGET, 7500));
         free(sim);
 
         /* A step: a buffer pool allocated at once, then flat. Never a rise, never an ETA. */
