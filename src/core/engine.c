@@ -43,6 +43,7 @@ typedef struct Tick {
         usec_t eta_too_far; /* the short trend's ETA, not believed (see short_trend_eta()); 0: none */
         bool rising;
         bool emergency;
+        bool stalled; /* the emergency is a stall at restart.at (see engine_step), not an ETA */
         bool starting; /* the server does not accept clients yet (SAMPLE_HAS_ACCEPTING) */
         bool described;
         char ctx[192]; /* "working set 51.2G = 85% of 60G budget, rising 0.9G/h, OOM in 9h40m" */
@@ -1202,6 +1203,16 @@ static void plan_admit_restore(Tick *k) {
         note_action(k, ACTION_ADMIT, false);
 }
 
+/* What the emergency is, for the reasons. */
+static void emergency_why(Tick *k, char *buf, size_t n) {
+        char a[FORMAT_PERCENT_MAX], b[FORMAT_PERCENT_MAX], t[FORMAT_TIMESPAN_MAX];
+        if (k->stalled)
+                snprintf(buf, n, "stalled at restart.at: PSI full avg10 %s >= throttle.full-guard %s",
+                         format_bp(a, k->s->psi.full.avg10), format_bp(b, k->p->full_guard));
+        else
+                snprintf(buf, n, "OOM under restart.emergency-eta %s", format_timespan(t, k->p->emergency_eta));
+}
+
 /* In an emergency, before a restart that would end every session (or the OOM killer, where the
  * restart is held back): the largest sessions first, down to reset.emergency-min-memory, once an
  * emergency, even while the backoff of a reset that found none at reset.min-memory runs. A storm
@@ -1210,16 +1221,18 @@ static void plan_admit_restore(Tick *k) {
 static bool plan_emergency_reset(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
-        char a[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+        char a[FORMAT_BYTES_MAX];
 
         if (!k->emergency || e->reset_emergency_done || p->reset_emergency_max == 0 || p->reset_method != RESET_SQL ||
             !step_available(k, LEVEL_RESET) || (k->s->pending & (1u << ACTION_RESET)))
                 return false;
         bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY;
+        char why[96];
+        emergency_why(k, why, sizeof(why));
         Decision *d = emit_action(k, ACTION_RESET,
-                                  "%s: emergency reset (OOM under restart.emergency-eta %s): up to %u of the largest "
+                                  "%s: emergency reset (%s): up to %u of the largest "
                                   "session(s) holding at least %s, idle sessions first (idle at least %s)%s",
-                                  ctx(k), format_timespan(t, p->emergency_eta), p->reset_emergency_max,
+                                  ctx(k), why, p->reset_emergency_max,
                                   format_bytes(a, p->reset_emergency_min_memory),
                                   format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, p->reset_min_idle),
                                   in_trx ? "; sessions in transactions too" : "");
@@ -1282,7 +1295,9 @@ static void act(Tick *k) {
                 unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
                 Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", ctx(k),
                                    recent + 1, p->restart_max_per_day,
-                                   k->emergency && p->n_windows > 0 ? ", emergency: outside the windows" : "");
+                                   k->stalled            ? ", emergency: stalled at restart.at (PSI full)"
+                                   : k->emergency && p->n_windows > 0 ? ", emergency: outside the windows"
+                                                                      : "");
                 if (d)
                         d->preflush = p->preflush;
                 note_action(k, ACTION_RESTART, false);
@@ -1496,6 +1511,15 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         /* Rising, with an ETA or one too far ahead for the short trend to be believed. */
         k.rising = k.eta != USEC_INFINITY || k.eta_too_far > 0;
         k.emergency = p->emergency_eta > 0 && k.eta <= p->emergency_eta;
+        /* A server stalled at its limit is in an emergency whatever its trend: at restart.at, with
+         * PSI full at throttle.full-guard or more (every task of the cgroup waiting on memory a
+         * fifth of the time, over 10 s), the kernel reclaims the server's file pages and faults
+         * them back in, and its OOM killer does not come while that makes progress. In the
+         * outcome benchmark, servers sat so at 94-97% of memory.max, not answering for minutes;
+         * the trend there is flat, so no ETA ever became an emergency. */
+        k.stalled = !k.emergency && (s->has & SAMPLE_HAS_PSI) && s->psi.has_full && p->step[LEVEL_RESTART].at > 0 &&
+                    k.ws_bp >= p->step[LEVEL_RESTART].at && s->psi.full.avg10 >= p->full_guard;
+        k.emergency = k.emergency || k.stalled;
 
         observe_events(&k);
         restart_timeout(&k);

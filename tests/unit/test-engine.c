@@ -820,6 +820,41 @@ static void test_budget_while_max_restore_pending(void **state) {
         free(sim);
 }
 
+/* A young server stalled at its limit: the working set flat at 97% (no ETA), PSI full 30%. The
+ * stall is the emergency: the emergency reset, then the restart min-uptime would hold. Without the
+ * stall (PSI full 5%) the restart stays held. */
+static void stalled_at_limit(Sim *sim, uint32_t full) {
+        sim->s.uptime = 5 * USEC_PER_MINUTE;
+        sim->s.psi.full.avg10 = full;
+        set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
+        for (unsigned i = 0; i < 300 && !find(sim, T_RESTART, 0); i++) {
+                sim_tick(sim, SEC);
+                if (sim->out.n_decisions > 0)
+                        for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                                if (decision_class(&sim->out.decisions[j]) == T_RESET) {
+                                        ActionResult r = { .error = 0, .has_freed = true, .freed = 0 };
+                                        action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
+                                }
+        }
+}
+
+static void test_restart_when_stalled_at_limit(void **state) {
+        Sim *sim = sim_new(false);
+        stalled_at_limit(sim, 3000);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        const Decision *r = find(sim, T_RESTART, 0);
+        expect(er && strstr(er->reason, "stalled at restart.at: PSI full avg10 30% >= throttle.full-guard 20%"));
+        expect(r && r > er && strstr(r->reason, "emergency: stalled at restart.at (PSI full)"));
+        expect(sim->out.eta == USEC_INFINITY || sim->out.eta > sim->p.emergency_eta);
+        free(sim);
+
+        sim = sim_new(false);
+        stalled_at_limit(sim, 500);
+        expect(!find(sim, T_RESTART, 0) && find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0));
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
+        free(sim);
+}
+
 static void test_restart_guard_rails(void **state) {
         /* At most one a day. */
         Sim *sim = sim_new(true);
@@ -1523,6 +1558,7 @@ int main(void) {
                 cmocka_unit_test(test_max_raise_with_smaller_budget),
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_budget_while_max_restore_pending),
+                cmocka_unit_test(test_restart_when_stalled_at_limit),
                 cmocka_unit_test(test_restart_guard_rails),
                 cmocka_unit_test(test_starting_server),
                 cmocka_unit_test(test_new_process_starting),
