@@ -176,6 +176,13 @@ typedef struct Engine {
         unsigned high_mismatch;
         bool high_at_floor;
         bool psi_guard;
+        /* PSI full over the last second or more, from the cumulative stall time: avg10 trails a
+         * stall that has just begun by many seconds. */
+        bool full_ref_known;
+        usec_t full_ref_mono;
+        uint64_t full_ref_total;
+        uint32_t full_recent; /* basis points, over full_recent_span up to the last update */
+        usec_t full_recent_span;
 
         /* memory.max */
         bool max_raised;

@@ -678,6 +678,46 @@ static void test_throttle_planner(void **state) {
         free(sim);
 }
 
+/* A stall at memory.high is seen from its first second: PSI's cumulative full stall time, not
+ * avg10 (which took 25 s to reach the guard in the outcome benchmark's growth, the server not
+ * answering meanwhile). A stall under the guard does not back off. */
+static void test_throttle_guard_sees_stall_at_once(void **state) {
+        Sim *sim = sim_new(false);
+        set_ws(sim, 9 * GB); /* 90 % */
+        sim_run(sim, 60 * SEC, SEC);
+        expect(sim->e.level >= LEVEL_THROTTLE);
+        uint64_t want = PAGE_DOWN(9 * GB + apply_bp(BUDGET, 200));
+        expect(sim->e.high_set == want);
+
+        /* 10 % of every second stalled: under the guard (20 %), memory.high stays. */
+        unsigned mark = sim->n;
+        for (unsigned i = 0; i < 10; i++) {
+                sim->s.psi.full.total += SEC / 10;
+                sim_tick(sim, SEC);
+        }
+        expect(count(sim, T_SET_HIGH, mark) == 0);
+        expect(!sim->e.psi_guard);
+
+        /* Then 90 % while avg10 has not moved yet: backed off on the next second. */
+        mark = sim->n;
+        sim->s.psi.full.total += 9 * SEC / 10;
+        sim_tick(sim, SEC);
+        const Decision *g = find_text(sim, T_SET_HIGH, "PSI full 90% over the last 1s >= throttle.full-guard 20%", mark);
+        expect(g && g->value == PAGE_DOWN(want + apply_bp(BUDGET, 200)));
+        expect(sim->e.psi_guard);
+
+        /* The stall is over, avg10 still shows it: the guard holds until both are under half of it. */
+        sim->s.memory_high = sim->e.high_set;
+        sim->s.psi.full.avg10 = 1500;
+        sim_run(sim, 3 * SEC, SEC);
+        expect(sim->e.psi_guard);
+        sim->s.psi.full.avg10 = 500;
+        sim_tick(sim, SEC);
+        expect(!sim->e.psi_guard);
+        check_invariants(sim);
+        free(sim);
+}
+
 static void test_foreign_memory_high_adopted(void **state) {
         Sim *sim = sim_new(false);
         set_ws(sim, 5 * GB);
@@ -1553,6 +1593,7 @@ int main(void) {
                 cmocka_unit_test(test_pool_grows_back_with_hysteresis),
                 cmocka_unit_test(test_pool_grows_back_after_calm),
                 cmocka_unit_test(test_throttle_planner),
+                cmocka_unit_test(test_throttle_guard_sees_stall_at_once),
                 cmocka_unit_test(test_foreign_memory_high_adopted),
                 cmocka_unit_test(test_restart_and_max_raise),
                 cmocka_unit_test(test_max_raise_with_smaller_budget),
