@@ -1226,7 +1226,7 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
  * emergency, even while the backoff of a reset that found none at reset.min-memory runs. A storm
  * of many small sessions grows the server as much as one large session, and no session of it
  * reaches min-memory. */
-static bool plan_emergency_reset(Tick *k) {
+static bool plan_emergency_reset(Tick *k, const char *where) {
         Engine *e = k->e;
         const Policy *p = k->p;
         char a[FORMAT_BYTES_MAX];
@@ -1238,9 +1238,9 @@ static bool plan_emergency_reset(Tick *k) {
         char why[96];
         emergency_why(k, why, sizeof(why));
         Decision *d = emit_action(k, ACTION_RESET,
-                                  "%s: emergency reset (%s): up to %u of the largest "
+                                  "%s: emergency reset (%s%s): up to %u of the largest "
                                   "session(s) holding at least %s, idle sessions first (idle at least %s)%s",
-                                  ctx(k), why, p->reset_emergency_max,
+                                  ctx(k), why, where, p->reset_emergency_max,
                                   format_bytes(a, p->reset_emergency_min_memory),
                                   format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, p->reset_min_idle),
                                   in_trx ? "; sessions in transactions too" : "");
@@ -1258,6 +1258,20 @@ static bool plan_emergency_reset(Tick *k) {
         return true;
 }
 
+/* The server pressing on a memory.high below restart.at: the throttle holds it there, and it goes
+ * no higher without stalling. With the restart held back, restart.at (where the emergency reset
+ * comes) is out of reach meanwhile, and the stall is all there is until PSI full brings the
+ * throttle's guard: in the outcome benchmark's growth, 24 sessions rising 8G/h caught up with the
+ * throttle's 330M at 84% of the budget, and the server stalled there for 23 s (13 s not answering)
+ * before PSI full reached throttle.full-guard. */
+static bool pressing_on_high(const Tick *k) {
+        uint64_t high = k->s->memory_high;
+
+        if (!(k->s->has & SAMPLE_HAS_CGROUP) || high == SIZE_UNLIMITED || high >= k->budget)
+                return false;
+        return k->ws + apply_bp(k->budget, k->p->throttle_margin) / 2 >= high;
+}
+
 static void act(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -1273,11 +1287,21 @@ static void act(Tick *k) {
         bool restart_due = e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) &&
                            !e->act[ACTION_RESTART].spent && cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) &&
                            recheck(k, LEVEL_RESTART) && restart_allowed(k);
-        /* At the top of the ladder in an emergency, with the restart due or at restart.at (held
-         * back by its guard rails, the OOM killer is next): the emergency reset first. */
-        if (e->level >= LEVEL_RESTART && (restart_due || k->ws_bp >= p->step[LEVEL_RESTART].at) &&
-            plan_emergency_reset(k))
-                return;
+        /* At the top of the ladder in an emergency, with the restart due, or at restart.at or
+         * pressing on the throttle's memory.high (the restart held back by its guard rails: a
+         * stall or the OOM killer is next): the emergency reset first. */
+        if (e->level >= LEVEL_RESTART) {
+                char where[64] = "";
+                char h[FORMAT_BYTES_MAX];
+                bool at_limit = k->ws_bp >= p->step[LEVEL_RESTART].at;
+                if (!restart_due && !at_limit && pressing_on_high(k)) {
+                        snprintf(where, sizeof(where), "; pressing on memory.high %s",
+                                 format_bytes(h, k->s->memory_high));
+                        at_limit = true;
+                }
+                if ((restart_due || at_limit) && plan_emergency_reset(k, where))
+                        return;
+        }
         if (restart_due) {
                 /* The emergency reset's sessions are still ending: its result first. */
                 if (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET)))

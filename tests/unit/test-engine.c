@@ -895,6 +895,41 @@ static void test_restart_when_stalled_at_limit(void **state) {
         free(sim);
 }
 
+/* A young server (restart.min-uptime holds its restart) growing fast, the throttle's memory.high
+ * catching up with it below restart.at: the server presses on memory.high (the kernel holds it
+ * there) and restart.at, where the emergency reset would come, is out of reach. The emergency
+ * reset comes there. Rising slowly (no emergency), pressing on memory.high ends nothing. */
+static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds) {
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        for (unsigned i = 0; i < seconds && !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0); i++) {
+                uint64_t ws = MIN(sim->s.memory_current + per_sec, sim->s.memory_high);
+                set_ws(sim, ws);
+                sim_tick(sim, SEC);
+                for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                        if (decision_class(&sim->out.decisions[j]) == T_RESET) {
+                                ActionResult r = { .error = 0, .has_freed = true, .freed = 0 };
+                                action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
+                        }
+        }
+        return ratio_bp(sim->s.memory_current, BUDGET);
+}
+
+static void test_emergency_reset_pressing_on_high(void **state) {
+        Sim *sim = sim_new(false);
+        unsigned at = climb_into_high(sim, 30 * MB, 600);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m; pressing on memory.high"));
+        expect(at < sim->p.step[LEVEL_RESTART].at);
+        expect(!find(sim, T_RESTART, 0) && find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0));
+        free(sim);
+
+        sim = sim_new(false);
+        climb_into_high(sim, 2 * MB, 1800);
+        expect(sim->s.memory_high != SIZE_UNLIMITED && sim->s.memory_current + apply_bp(BUDGET, 100) >= sim->s.memory_high);
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
+        free(sim);
+}
+
 static void test_restart_guard_rails(void **state) {
         /* At most one a day. */
         Sim *sim = sim_new(true);
@@ -1600,6 +1635,7 @@ int main(void) {
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_budget_while_max_restore_pending),
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
+                cmocka_unit_test(test_emergency_reset_pressing_on_high),
                 cmocka_unit_test(test_restart_guard_rails),
                 cmocka_unit_test(test_starting_server),
                 cmocka_unit_test(test_new_process_starting),
