@@ -899,9 +899,11 @@ static void test_restart_when_stalled_at_limit(void **state) {
  * catching up with it below restart.at: the server presses on memory.high (the kernel holds it
  * there) and restart.at, where the emergency reset would come, is out of reach. The emergency
  * reset comes there. Rising slowly (no emergency), pressing on memory.high ends nothing. */
-static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds) {
+static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds, bool to_restart) {
         sim->s.uptime = 2 * USEC_PER_MINUTE;
-        for (unsigned i = 0; i < seconds && !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0); i++) {
+        for (unsigned i = 0; i < seconds && !find(sim, T_RESTART, 0) &&
+                             (to_restart || !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
+             i++) {
                 uint64_t ws = MIN(sim->s.memory_current + per_sec, sim->s.memory_high);
                 set_ws(sim, ws);
                 sim_tick(sim, SEC);
@@ -916,15 +918,24 @@ static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds) {
 
 static void test_emergency_reset_pressing_on_high(void **state) {
         Sim *sim = sim_new(false);
-        unsigned at = climb_into_high(sim, 30 * MB, 600);
+        unsigned at = climb_into_high(sim, 30 * MB, 600, false);
         const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
         expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m; pressing on memory.high"));
         expect(at < sim->p.step[LEVEL_RESTART].at);
         expect(!find(sim, T_RESTART, 0) && find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0));
+
+        /* The reset found nothing to end: memory.high makes way, and the server, at restart.at
+         * in the emergency, has the restart min-uptime held back. */
+        unsigned mark = sim->n;
+        at = climb_into_high(sim, 30 * MB, 600, true);
+        const Decision *way = find_text(sim, T_SET_HIGH, "its reset done and the restart held back: making way", mark);
+        const Decision *r = find(sim, T_RESTART, mark);
+        expect(way && r && way < r);
+        expect(at >= sim->p.step[LEVEL_RESTART].at);
         free(sim);
 
         sim = sim_new(false);
-        climb_into_high(sim, 2 * MB, 1800);
+        climb_into_high(sim, 2 * MB, 1800, false);
         expect(sim->s.memory_high != SIZE_UNLIMITED && sim->s.memory_current + apply_bp(BUDGET, 100) >= sim->s.memory_high);
         expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
         free(sim);
