@@ -989,7 +989,8 @@ static void plan_high(Tick *k) {
                  * no session to end (MariaDB does not count a session's own MEMORY tables in it),
                  * and the server stalled at the throttle's 334M for 29 s with PSI full under the
                  * guard, not answering. */
-                if (k->emergency && e->reset_emergency_done && !(s->pending & (1u << ACTION_RESET)) && pressing_on_high(k))
+                if (k->emergency && e->reset_emergency_done && !(s->pending & (1u << ACTION_RESET)) &&
+                    !decided_this_tick(k, ACTION_RESET) && pressing_on_high(k))
                         e->high_yields = true;
 
                 if (full >= p->full_guard || e->high_yields) {

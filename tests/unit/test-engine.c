@@ -931,6 +931,8 @@ static void test_emergency_reset_pressing_on_high(void **state) {
         const Decision *way = find_text(sim, T_SET_HIGH, "its reset done and the restart held back: making way", mark);
         const Decision *r = find(sim, T_RESTART, mark);
         expect(way && r && way < r);
+        /* Once the reset is over: not in the tick that decided it. */
+        expect(way && sim->at[way - sim->log] > sim->at[er - sim->log]);
         expect(at >= sim->p.step[LEVEL_RESTART].at);
         free(sim);
 
