@@ -986,9 +986,9 @@ static void plan_high(Tick *k) {
                  * memory.high is only stalled there, and restart.at (where min-uptime no longer
                  * holds the restart) is out of its reach. memory.high makes way until the
                  * emergency is over. In the outcome benchmark's growth, the emergency reset found
-                 * no session to end (MariaDB does not count a session's own MEMORY tables in it),
-                 * and the server stalled at the throttle's 334M for 29 s with PSI full under the
-                 * guard, not answering. */
+                 * no session to end (the sessions' own MEMORY tables held the growth, and none
+                 * showed 8M in the server's count), and the server stalled at the throttle's 334M
+                 * for 29 s with PSI full under the guard, not answering. */
                 if (k->emergency && e->reset_emergency_done && !(s->pending & (1u << ACTION_RESET)) &&
                     !decided_this_tick(k, ACTION_RESET) && pressing_on_high(k))
                         e->high_yields = true;
