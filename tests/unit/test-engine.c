@@ -627,15 +627,23 @@ static void test_pool_grows_back_after_calm(void **state) {
         free(sim);
 }
 
-static void test_throttle_planner(void **state) {
+/* A server at 90 % for a minute: throttled, memory.high on its way to (or at) the returned
+ * target, the working set + 2 %. */
+static Sim *sim_throttled(uint64_t *ret_want) {
         Sim *sim = sim_new(false);
         set_ws(sim, 9 * GB); /* 90 % */
         sim_run(sim, 60 * SEC, SEC);
         expect(sim->e.level >= LEVEL_THROTTLE);
+        *ret_want = PAGE_DOWN(9 * GB + apply_bp(BUDGET, 200));
+        return sim;
+}
+
+static void test_throttle_planner(void **state) {
+        uint64_t want;
+        Sim *sim = sim_throttled(&want);
 
         /* Lowered from the calm value by at most 1 % of the budget per 5 s cooldown, to the
          * working set + 2 %, never lower. */
-        uint64_t want = PAGE_DOWN(9 * GB + apply_bp(BUDGET, 200));
         uint64_t prev = SIZE_UNLIMITED;
         usec_t prev_t = 0;
         unsigned steps = 0;
@@ -682,11 +690,8 @@ static void test_throttle_planner(void **state) {
  * avg10 (which took 25 s to reach the guard in the outcome benchmark's growth, the server not
  * answering meanwhile). A stall under the guard does not back off. */
 static void test_throttle_guard_sees_stall_at_once(void **state) {
-        Sim *sim = sim_new(false);
-        set_ws(sim, 9 * GB); /* 90 % */
-        sim_run(sim, 60 * SEC, SEC);
-        expect(sim->e.level >= LEVEL_THROTTLE);
-        uint64_t want = PAGE_DOWN(9 * GB + apply_bp(BUDGET, 200));
+        uint64_t want;
+        Sim *sim = sim_throttled(&want);
         expect(sim->e.high_set == want);
 
         /* 10 % of every second stalled: under the guard (20 %), memory.high stays. */
@@ -863,18 +868,22 @@ static void test_budget_while_max_restore_pending(void **state) {
 /* A young server stalled at its limit: the working set flat at 97% (no ETA), PSI full 30%. The
  * stall is the emergency: the emergency reset, then the restart min-uptime would hold. Without the
  * stall (PSI full 5%) the restart stays held. */
+/* The resets this tick decided end sessions that free nothing. */
+static void resets_free_nothing(Sim *sim) {
+        for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                if (decision_class(&sim->out.decisions[j]) == T_RESET) {
+                        ActionResult r = { .error = 0, .has_freed = true, .freed = 0 };
+                        action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
+                }
+}
+
 static void stalled_at_limit(Sim *sim, uint32_t full) {
         sim->s.uptime = 5 * USEC_PER_MINUTE;
         sim->s.psi.full.avg10 = full;
         set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
         for (unsigned i = 0; i < 300 && !find(sim, T_RESTART, 0); i++) {
                 sim_tick(sim, SEC);
-                if (sim->out.n_decisions > 0)
-                        for (unsigned j = 0; j < sim->out.n_decisions; j++)
-                                if (decision_class(&sim->out.decisions[j]) == T_RESET) {
-                                        ActionResult r = { .error = 0, .has_freed = true, .freed = 0 };
-                                        action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
-                                }
+                resets_free_nothing(sim);
         }
 }
 
@@ -907,11 +916,7 @@ static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds, bo
                 uint64_t ws = MIN(sim->s.memory_current + per_sec, sim->s.memory_high);
                 set_ws(sim, ws);
                 sim_tick(sim, SEC);
-                for (unsigned j = 0; j < sim->out.n_decisions; j++)
-                        if (decision_class(&sim->out.decisions[j]) == T_RESET) {
-                                ActionResult r = { .error = 0, .has_freed = true, .freed = 0 };
-                                action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
-                        }
+                resets_free_nothing(sim);
         }
         return ratio_bp(sim->s.memory_current, BUDGET);
 }
