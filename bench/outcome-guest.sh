@@ -170,32 +170,40 @@ run_sb() { # NAME SCRIPT THREADS SECONDS [ARGS...]
                 sleep 1
         done
 }
-# COUNT long-lived sessions, each sending STATEMENT ({n}: the round, from 1) once a second for
-# SECONDS, a session that fails started again (counted) and its "1" checked: growth.log.
-grow_sessions() { # COUNT SECONDS STATEMENT
-        python3 - "$sock" "$1" "$2" "$3" >"$results/growth.log" 2>&1 <<'PY'
+# COUNT long-lived sessions, each sending STATEMENT once a second for SECONDS ({n}: the round,
+# from 1; {bytes}: RATE bytes a second times the seconds since the session's last statement, so
+# that rounds slowed by the load still add RATE a second), a session that fails started
+# again (counted) and its "1" checked: growth.log.
+grow_sessions() { # COUNT SECONDS STATEMENT [RATE]
+        python3 - "$sock" "$1" "$2" "$3" "${4:-0}" >"$results/growth.log" 2>&1 <<'PY'
 import subprocess, sys, time
-sock, count, secs, statement = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+sock, count, secs, statement, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 def session():
     return subprocess.Popen(["mariadb", "--no-defaults", "-S", sock, "-u", "sb", "-psb", "-N", "-B", "-n", "sbtest"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
 ps = [session() for _ in range(count)]
-end, n, calls, errors, reconnects = time.monotonic() + secs, 0, 0, 0, 0
+last = [time.monotonic()] * count
+end, n, calls, errors, reconnects, sent = last[0] + secs, 0, 0, 0, 0, 0
 while time.monotonic() < end:
     n += 1
     for i, p in enumerate(ps):
+        now = time.monotonic()
+        size = min(int(rate * (now - last[i])), 8 << 20)  # under max_allowed_packet
+        last[i] = now
         try:
-            p.stdin.write(statement.replace("{n}", str(n)) + "\n")
+            p.stdin.write(statement.replace("{n}", str(n)).replace("{bytes}", str(size)) + "\n")
             p.stdin.flush()
             if p.stdout.readline().strip() != "1":
                 raise OSError
             calls += 1
+            sent += size
         except OSError:
             errors += 1
             reconnects += 1
             ps[i] = session()
+            last[i] = time.monotonic()
     time.sleep(1)
-print(f"growth calls={calls} errors={errors} reconnects={reconnects}", flush=True)
+print(f"growth calls={calls} errors={errors} reconnects={reconnects} bytes={sent}", flush=True)
 PY
 }
 case $scenario in
@@ -246,9 +254,13 @@ storm)
         wait "$normal" || true
         ;;
 linear)
-        # Slow linear growth (a server's retention, scaled): 4 long-lived sessions each add 256K
-        # of session variables a second, beside a normal oltp_read_only load.
-        grow_sessions 4 $((scale * 12)) "SET @v{n} = REPEAT('l', 262144); SELECT 1;" &
+        # Slow linear growth (a server's retention, 800-900 MB/h, scaled): 4 long-lived sessions
+        # add session variables at a steady rate, beside a normal oltp_read_only load. Scaled to
+        # the budget: together they grow by two thirds of MemoryMax in 9 phases, so that the
+        # server, which starts at about a third, meets its limit in the 12 phases of the run.
+        per=$(( $(numfmt --from=iec "$max") * 2 / 3 / (9 * scale) / 4 ))
+        log "linear: 4 sessions, $((per >> 10))K each a second"
+        grow_sessions 4 $((scale * 12)) "SET @v{n} = REPEAT('l', {bytes}); SELECT 1;" "$per" &
         grower=$!
         run_sb normal oltp_read_only 8 $((scale * 12))
         wait "$grower" || true

@@ -6,7 +6,7 @@
 # RUNS times; the medians side by side, as a table (and outcome.md, outcome.svg) in OUT.
 #
 #   bench/outcome.sh BUILD_DIR [--runs N] [--scale SECONDS] [--seed N] [--out DIR] [--jobs N]
-#                    [--scenarios ramp,growth,storm,linear] [--governors none,memgov,...]
+#                    [--scenarios ramp,growth,storm,linear] [--governors none,memgov,...] [--resume]
 #
 # Governors: none (the kernel's OOM killer), memgov (its shipped default policy, as
 # memgov@mariadb.service), earlyoom and nohang (Debian's packages, the arguments of their Debian
@@ -18,12 +18,15 @@
 # of a scenario in seconds (the VM is slow: TCG). Every scenario x governor runs on its own:
 # pick them with --scenarios and --governors. --jobs N runs N VMs at once, each with
 # 2/N guest CPUs (at least one): on a machine with 2 cores, --jobs 2 gives each VM a core of
-# its own and halves the time; every governor meets the same conditions.
+# its own and halves the time; every governor meets the same conditions. --resume keeps the
+# runs already in --out that were made with the same memgov binary, benchmark scripts and
+# settings, and makes only the others: a pass longer than one sitting can be completed later,
+# never mixed with runs of other code.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: outcome.sh BUILD_DIR [options]}" && pwd)
 shift
-runs=3 scale=20 seed=1 out= jobs=1
+runs=3 scale=20 seed=1 out= jobs=1 resume=0
 scenarios=ramp,growth,storm,linear
 governors=none,memgov,earlyoom,nohang,oomd,manual
 max=384M vm_mem=768M
@@ -36,9 +39,11 @@ while (($#)); do
         --scenarios) scenarios=$2; shift 2 ;;
         --governors) governors=$2; shift 2 ;;
         --jobs) jobs=$2; shift 2 ;;
+        --resume) resume=1; shift ;;
         *) echo "outcome: unknown option $1" >&2; exit 2 ;;
         esac
 done
+((resume == 0)) || [[ -n $out ]] || { echo "outcome: --resume needs --out DIR (the runs to keep)" >&2; exit 2; }
 out=${out:-$(mktemp -d "${TMPDIR:-/tmp}/memgov-outcome.XXXXXX")}
 mkdir -p "$out"
 for g in ${governors//,/ }; do
@@ -85,6 +90,10 @@ fi
 
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "outcome: --jobs: expected a whole number from 1" >&2; exit 2; }
 cpus=$((2 / jobs > 0 ? 2 / jobs : 1))
+# What a run's figures depend on besides its scenario, governor and seed: the code on both sides
+# and the settings. --resume keeps a run only when this is the same.
+ident=$(cat "$build/memgov" "$build/systemd/memgov@.service" "$here/bench/outcome-guest.sh" \
+        "$here/bench/outcome-storm.lua" "$data" | sha256sum | cut -c1-16)-scale$scale-max$max-cpus$cpus
 # A run the VM did not finish (a server stuck at memory.max past the timeout, a guest that died)
 # is kept with what its logs say, marked unfinished, so that the table shows it rather than
 # leaving it out: the time not answering up to the end of the probe's log (a lower bound) and
@@ -107,9 +116,16 @@ partial_result() { # SCENARIO GOVERNOR SEED DIR VM_STATUS TIMEOUT
 }
 one_run() { # SCENARIO GOVERNOR RUN
         local s=$1 g=$2 r=$3 d=$out/$1/$2/run-$3 t status=0
+        if ((resume)) && [[ -s $d/result.env && $(cat "$d/ident" 2>/dev/null) == "$ident" ]]; then
+                echo "outcome: $s/$g run $r: kept from an earlier invocation"
+                return 0
+        fi
         rm -rf "$d"
         mkdir -p "$d"
-        local timeout=$((scale * 20 + 600))
+        # The longest scenario is 12 phases; a boot, the server's start and its return after the
+        # workload take up to 4 minutes more. A run still going 3 minutes after that has a server
+        # stuck at its limit: it is ended and counted as unfinished, its time down a lower bound.
+        local timeout=$((scale * 12 + 420))
         t=$(date +%s)
         "$here/tests/vm/run-vm.sh" -q --systemd --disk 2G --mem "$vm_mem" --cpus "$cpus" --results "$d" \
                 --timeout $timeout --env "MEMGOV_BUILD=$build" \
@@ -121,8 +137,10 @@ one_run() { # SCENARIO GOVERNOR RUN
                 echo "outcome: $s/$g run $r failed (status $status$([[ $status == 124 ]] && echo ", timed out after ${timeout}s")):" \
                      "$(tail -3 "$d/stderr.log" 2>/dev/null | tr '\n' ' ')" >&2
                 partial_result "$s" "$g" "$((seed + r - 1))" "$d" "$status" "$timeout"
+                echo "$ident" >"$d/ident"
                 return 0
         fi
+        echo "$ident" >"$d/ident"
         # shellcheck disable=SC1091,SC2154 # the figures come from result.env
         (. "$d/result.env"
          echo "outcome: $s/$g run $r: ${seconds}s: oom_kills=$oom_kills sigkills=$sigkills" \
@@ -141,4 +159,5 @@ done
 wait
 echo "outcome: $(( ($(date +%s) - t0) / 60 )) minutes"
 python3 "$here/bench/outcome-report.py" "$out" "$versions" "$max" "$scale" "$runs" \
-        "$jobs VM(s) at a time, $cpus guest CPU(s) each"
+        "$jobs VM(s) at a time, $cpus guest CPU(s) each; $("$build/memgov" --version)$(git -C "$here" describe \
+        --always --dirty 2>/dev/null | sed 's/.*/ (&)/')"
