@@ -904,30 +904,35 @@ static void test_restart_when_stalled_at_limit(void **state) {
         free(sim);
 }
 
-/* A young server (restart.min-uptime holds its restart) growing fast, the throttle's memory.high
- * catching up with it below restart.at: the server presses on memory.high (the kernel holds it
- * there) and restart.at, where the emergency reset would come, is out of reach. The emergency
- * reset comes there. Rising slowly (no emergency), pressing on memory.high ends nothing. */
+/* A young server (restart.min-uptime holds its restart) growing fast: the ladder reaches the
+ * restart, which is held back, and the emergency reset comes at once, not at restart.at (which a
+ * server pressing on the throttle's memory.high does not reach: the kernel holds it there,
+ * stalled). Rising slowly (no emergency), pressing on memory.high ends nothing. */
 static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds, bool to_restart) {
-        sim->s.uptime = 2 * USEC_PER_MINUTE;
         for (unsigned i = 0; i < seconds && !find(sim, T_RESTART, 0) &&
                              (to_restart || !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
              i++) {
                 uint64_t ws = MIN(sim->s.memory_current + per_sec, sim->s.memory_high);
                 set_ws(sim, ws);
+                sim->s.uptime += SEC;
                 sim_tick(sim, SEC);
                 resets_free_nothing(sim);
         }
         return ratio_bp(sim->s.memory_current, BUDGET);
 }
 
-static void test_emergency_reset_pressing_on_high(void **state) {
+static void test_emergency_reset_restart_held(void **state) {
         Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
         unsigned at = climb_into_high(sim, 30 * MB, 600, false);
         const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
-        expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m; pressing on memory.high"));
+        expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m; the restart held back"));
+        const Decision *h = find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0);
+        expect(h && h <= er);
+        /* Well below restart.at, and not pressing on memory.high yet. */
         expect(at < sim->p.step[LEVEL_RESTART].at);
-        expect(!find(sim, T_RESTART, 0) && find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0));
+        expect(sim->s.memory_current + apply_bp(BUDGET, sim->p.throttle_margin) / 2 < sim->s.memory_high);
+        expect(!find(sim, T_RESTART, 0));
 
         /* The reset found nothing to end: memory.high makes way, and the server, at restart.at
          * in the emergency, has the restart min-uptime held back. */
@@ -939,9 +944,30 @@ static void test_emergency_reset_pressing_on_high(void **state) {
         /* Once the reset is over: not in the tick that decided it. */
         expect(way && sim->at[way - sim->log] > sim->at[er - sim->log]);
         expect(at >= sim->p.step[LEVEL_RESTART].at);
+
+        /* The new server grows again at once. Within restart.cooldown the restart is not called
+         * for; pressing on the throttle's memory.high, below restart.at, the emergency reset
+         * comes there. */
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 2 * GB);
+        sim_tick(sim, SEC);
+        expect(find_code(sim, T_EVENT, EVENT_RESTART_DONE, mark));
+        mark = sim->n;
+        for (unsigned i = 0; i < 900 && !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark); i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 15 * MB, sim->s.memory_high));
+                sim->s.uptime += SEC;
+                sim_tick(sim, SEC);
+                resets_free_nothing(sim);
+        }
+        er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+        expect(er && strstr(er->reason, "; pressing on memory.high"));
+        expect(ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
+        expect(!find(sim, T_RESTART, mark));
         free(sim);
 
         sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
         climb_into_high(sim, 2 * MB, 1800, false);
         expect(sim->s.memory_high != SIZE_UNLIMITED && sim->s.memory_current + apply_bp(BUDGET, 100) >= sim->s.memory_high);
         expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
@@ -1653,7 +1679,7 @@ int main(void) {
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_budget_while_max_restore_pending),
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
-                cmocka_unit_test(test_emergency_reset_pressing_on_high),
+                cmocka_unit_test(test_emergency_reset_restart_held),
                 cmocka_unit_test(test_restart_guard_rails),
                 cmocka_unit_test(test_starting_server),
                 cmocka_unit_test(test_new_process_starting),
