@@ -12,7 +12,10 @@
  * starts a new segment. Within segments, the pairs give the growth rate between drops; across
  * segments, the slope of each segment's peak gives the net trend: trims that give back what
  * accumulated make a flat sawtooth (no OOM coming), trims that give back part of it a rising
- * one. Neither a drop nor the steep teeth are taken for the trend itself.
+ * one. Neither a drop nor the steep teeth are taken for the trend itself. A drop that follows an
+ * action of memgov's own that gives memory back (trend_own_action) ends a segment for the growth
+ * rate but makes no peak of the envelope: where memgov acted says nothing of where the server
+ * would have turned, and its next action comes only when the ladder calls for it again.
  *
  * Samples sparser than the window allows for stretch it: the last min_points points count, up to
  * TREND_STRETCH windows back. */
@@ -21,11 +24,15 @@
 /* Sparse samples stretch the window up to this many times its length (see estimate()). */
 #define TREND_STRETCH 8
 #define TREND_BUCKET_VALUES 32
+/* A drop is memgov's own when its action came at most this long (or one bucket) before the point
+ * ahead of the drop: an actuator takes a few seconds (a reset lists, kills, then trims). */
+#define TREND_OWN_SLACK (10 * USEC_PER_SEC)
 
 typedef struct TrendPoint {
         usec_t t;
         uint64_t v;
-        unsigned segment;
+        unsigned segment; /* between drops: the growth rate's pairs */
+        unsigned group;   /* between drops memgov did not make: the envelope's peaks */
 } TrendPoint;
 
 typedef struct Trend {
@@ -36,7 +43,8 @@ typedef struct Trend {
         /* finished buckets, oldest first in ring order */
         TrendPoint ring[TREND_MAX_POINTS];
         unsigned head, count;
-        unsigned segment;
+        unsigned segment, group;
+        usec_t own_at; /* memgov's latest action that gives memory back (0: none) */
 
         /* the bucket being filled */
         bool started;
@@ -61,6 +69,9 @@ void trend_init(Trend *t, usec_t window, unsigned points, unsigned min_points);
 void trend_reset(Trend *t);
 /* drop: a fall between consecutive points larger than this many bytes starts a new segment. */
 void trend_add(Trend *t, usec_t when, uint64_t value, uint64_t drop);
+/* memgov took an action at `when` (the clock of trend_add) that gives memory back: a drop seen
+ * right after it is its own. */
+void trend_own_action(Trend *t, usec_t when);
 
 static inline bool trend_valid(const Trend *t) {
         return t->valid;

@@ -202,6 +202,11 @@ _printf_(3, 4) static Decision *emit_action(Tick *k, ActionKind a, const char *f
         va_end(ap);
         if (d)
                 d->action = a;
+        /* A drop that follows is memgov's own doing, not the server's (see trend.h). */
+        if (action_info(a)->reclaims) {
+                trend_own_action(&k->e->trend, k->s->mono);
+                trend_own_action(&k->e->trend_short, k->s->mono);
+        }
         return d;
 }
 

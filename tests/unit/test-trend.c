@@ -102,6 +102,43 @@ static void test_sawtooth_of_trims(void **state) {
         free(t);
 }
 
+/* The outcome benchmark's linear growth, as the last minute's trend saw it: 4M/s, a trim (55M back)
+ * and an emergency reset 6 s later (44M back), both memgov's, then the rise again. Its own drops
+ * make no peaks: the growth rate stands, and the ETA with it. The same drops made by someone else
+ * (the server, a cron trim) are the envelope's: two peaks, the second lower, read as falling. */
+static Trend *cut_twice(bool own) {
+        Trend *t = new_trend(USEC_PER_MINUTE, 30, 6);
+        t->confirm = true;
+        double v = 180.0 * MB;
+        for (unsigned i = 0; i <= 45 * 4; i++) { /* four samples a second */
+                usec_t now = i * USEC_PER_SEC / 4;
+                if (i == 20 * 4 || i == 26 * 4) {
+                        if (own)
+                                trend_own_action(t, now);
+                        v -= (i == 20 * 4 ? 55.0 : 44.0) * MB;
+                }
+                trend_add(t, now, (uint64_t) v, 384 * MB / 100);
+                v += 1.0 * MB; /* 4M/s */
+        }
+        return t;
+}
+
+static void test_own_drops_make_no_peaks(void **state) {
+        Trend *t = cut_twice(true);
+        assert_true(trend_valid(t));
+        if (fabs(t->slope - 4.0 * MB) > 1.0 * MB)
+                fail_msg("slope %.1f M/s after memgov's own drops, expected 4", t->slope / MB);
+        usec_t eta = trend_eta(t, 261 * MB, 384 * MB);
+        assert_true(eta > 20 * USEC_PER_SEC && eta < 45 * USEC_PER_SEC);
+        free(t);
+
+        t = cut_twice(false);
+        assert_true(trend_valid(t));
+        if (t->slope > 0)
+                fail_msg("slope %.1f M/s after drops of the server's own, expected the envelope's fall", t->slope / MB);
+        free(t);
+}
+
 static void test_flat_and_falling(void **state) {
         Trend *t = new_trend(10 * USEC_PER_MINUTE, 20, 5);
         for (unsigned i = 0; i < 1200; i++)
@@ -167,6 +204,7 @@ int main(void) {
                 cmocka_unit_test(test_linear),
                 cmocka_unit_test(test_noise_and_outliers),
                 cmocka_unit_test(test_sawtooth_of_trims),
+                cmocka_unit_test(test_own_drops_make_no_peaks),
                 cmocka_unit_test(test_flat_and_falling),
                 cmocka_unit_test(test_gaps_and_window),
                 cmocka_unit_test(test_time_backwards_ignored),
