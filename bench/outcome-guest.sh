@@ -173,10 +173,11 @@ run_sb() { # NAME SCRIPT THREADS SECONDS [ARGS...]
 # COUNT long-lived sessions, each sending STATEMENT once a second for SECONDS ({n}: the round,
 # from 1; {bytes}: RATE bytes a second times the seconds since the session's last statement, so
 # that rounds slowed by the load still add RATE a second), a session that fails started
-# again (counted) and its "1" checked: growth.log.
+# again (counted) and its "1" checked: growth.log. As sysbench's clients, an answer is waited for
+# until half a minute past SECONDS; a server stuck at its limit then ends the sessions.
 grow_sessions() { # COUNT SECONDS STATEMENT [RATE]
         python3 - "$sock" "$1" "$2" "$3" "${4:-0}" >"$results/growth.log" 2>&1 <<'PY'
-import subprocess, sys, time
+import select, subprocess, sys, time
 sock, count, secs, statement, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 def session():
     return subprocess.Popen(["mariadb", "--no-defaults", "-S", sock, "-u", "sb", "-psb", "-N", "-B", "-n", "sbtest"],
@@ -184,7 +185,14 @@ def session():
 ps = [session() for _ in range(count)]
 last = [time.monotonic()] * count
 end, n, calls, errors, reconnects, sent = last[0] + secs, 0, 0, 0, 0, 0
-while time.monotonic() < end:
+class Stuck(Exception):
+    pass
+def answer(p):
+    if not select.select([p.stdout], [], [], max(0.0, end + 30 - time.monotonic()))[0]:
+        raise Stuck
+    return p.stdout.readline().strip()
+stuck = False
+while time.monotonic() < end and not stuck:
     n += 1
     for i, p in enumerate(ps):
         now = time.monotonic()
@@ -193,17 +201,24 @@ while time.monotonic() < end:
         try:
             p.stdin.write(statement.replace("{n}", str(n)).replace("{bytes}", str(size)) + "\n")
             p.stdin.flush()
-            if p.stdout.readline().strip() != "1":
+            if answer(p) != "1":
                 raise OSError
             calls += 1
             sent += size
+        except Stuck:
+            errors += 1
+            stuck = True
+            break
         except OSError:
             errors += 1
             reconnects += 1
             ps[i] = session()
             last[i] = time.monotonic()
     time.sleep(1)
-print(f"growth calls={calls} errors={errors} reconnects={reconnects} bytes={sent}", flush=True)
+for p in ps:
+    p.kill()
+print(f"growth calls={calls} errors={errors} reconnects={reconnects} bytes={sent}"
+      f"{' stuck' if stuck else ''}", flush=True)
 PY
 }
 case $scenario in
