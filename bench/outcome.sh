@@ -19,9 +19,9 @@
 # pick them with --scenarios and --governors. --jobs N runs N VMs at once, each with
 # 2/N guest CPUs (at least one): on a machine with 2 cores, --jobs 2 gives each VM a core of
 # its own and halves the time; every governor meets the same conditions. --resume keeps the
-# runs already in --out that were made with the same memgov binary, benchmark scripts and
-# settings, and makes only the others: a pass longer than one sitting can be completed later,
-# never mixed with runs of other code.
+# runs already in --out that were made with the same benchmark scripts, data, settings and seed
+# (and for memgov's runs the same memgov binary and unit), and makes only the others: a pass
+# longer than one sitting can be completed later, never mixed with runs of other code.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:?usage: outcome.sh BUILD_DIR [options]}" && pwd)
@@ -120,7 +120,7 @@ partial_result() { # SCENARIO GOVERNOR SEED DIR VM_STATUS TIMEOUT
 }
 one_run() { # SCENARIO GOVERNOR RUN
         local s=$1 g=$2 r=$3 d=$out/$1/$2/run-$3 t status=0 ident
-        ident=$(ident_of "$g")
+        ident=$(ident_of "$g")-seed$((seed + r - 1))
         if ((resume)) && [[ -s $d/result.env && $(cat "$d/ident" 2>/dev/null) == "$ident" ]]; then
                 echo "outcome: $s/$g run $r: kept from an earlier invocation"
                 return 0
