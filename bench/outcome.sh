@@ -93,11 +93,13 @@ cpus=$((2 / jobs > 0 ? 2 / jobs : 1))
 # What a run's figures depend on besides its scenario, governor and seed: the benchmark's own
 # code, the data, the settings, and for memgov's runs memgov itself. --resume keeps a run only
 # when this is the same (a new memgov makes only its own runs again).
-ident_of() { # GOVERNOR
-        { cat "$here/bench/outcome-guest.sh" "$here/bench/outcome-storm.lua" "$data"
-          [[ $1 != memgov ]] || cat "$build/memgov" "$build/systemd/memgov@.service"; } |
+ident_digest() { # FILE...
+        cat "$here/bench/outcome-guest.sh" "$here/bench/outcome-storm.lua" "$data" "$@" |
                 sha256sum | cut -c1-16 | sed "s/\$/-scale$scale-max$max-cpus$cpus/"
 }
+# Once for the pass: the data directory is large.
+ident_others=$(ident_digest)
+ident_memgov=$(ident_digest "$build/memgov" "$build/systemd/memgov@.service")
 # A run the VM did not finish (a server stuck at memory.max past the timeout, a guest that died)
 # is kept with what its logs say, marked unfinished, so that the table shows it rather than
 # leaving it out: the time not answering up to the end of the probe's log (a lower bound) and
@@ -120,7 +122,7 @@ partial_result() { # SCENARIO GOVERNOR SEED DIR VM_STATUS TIMEOUT
 }
 one_run() { # SCENARIO GOVERNOR RUN
         local s=$1 g=$2 r=$3 d=$out/$1/$2/run-$3 t status=0 ident
-        ident=$(ident_of "$g")-seed$((seed + r - 1))
+        ident=$([[ $g == memgov ]] && echo "$ident_memgov" || echo "$ident_others")-seed$((seed + r - 1))
         if ((resume)) && [[ -s $d/result.env && $(cat "$d/ident" 2>/dev/null) == "$ident" ]]; then
                 echo "outcome: $s/$g run $r: kept from an earlier invocation"
                 return 0

@@ -865,9 +865,6 @@ static void test_budget_while_max_restore_pending(void **state) {
         free(sim);
 }
 
-/* A young server stalled at its limit: the working set flat at 97% (no ETA), PSI full 30%. The
- * stall is the emergency: the emergency reset, then the restart min-uptime would hold. Without the
- * stall (PSI full 5%) the restart stays held. */
 /* The resets this tick decided end sessions that free nothing. */
 static void resets_free_nothing(Sim *sim) {
         for (unsigned j = 0; j < sim->out.n_decisions; j++)
@@ -877,6 +874,9 @@ static void resets_free_nothing(Sim *sim) {
                 }
 }
 
+/* A young server stalled at its limit: the working set flat at 97% (no ETA), PSI full 30%. The
+ * stall is the emergency: the emergency reset, then the restart min-uptime would hold. Without the
+ * stall (PSI full 5%) the restart stays held. */
 static void stalled_at_limit(Sim *sim, uint32_t full) {
         sim->s.uptime = 5 * USEC_PER_MINUTE;
         sim->s.psi.full.avg10 = full;
