@@ -53,7 +53,7 @@ typedef enum DecisionCode {
         EVENT_RESTART_ASSUMED, /* dry run: taken as done */
         EVENT_SERVER_READY,    /* the server accepts clients after its startup: the trend starts over */
         /* DECISION_ACTION */
-        ACTION_EMERGENCY_RESET, /* before an emergency restart: once an emergency, past reset's cooldown and backoff */
+        ACTION_EMERGENCY_RESET, /* the reset rung in an emergency: again after reset.cooldown, past the backoff */
         _DECISION_CODE_MAX,
 } DecisionCode;
 
@@ -150,6 +150,7 @@ typedef struct ActionState {
         uint64_t ws_before;
         double slope_before;
         int64_t last_gain;
+        bool gain_measured;   /* last_gain is the actuator's measurement of the last one decided */
         unsigned count;
 } ActionState;
 
@@ -198,6 +199,7 @@ typedef struct Engine {
         /* admission: max_connections lowered by memgov and not put back yet */
         bool admit_lowered;
         bool reset_emergency_done; /* this emergency had its reset (cleared when it is over) */
+        usec_t reset_emergency_last; /* when its last one was decided (again after reset.cooldown) */
         bool admit_restoring; /* the last admission decision puts max_connections back */
         bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
         usec_t max_raised_at;

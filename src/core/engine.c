@@ -728,6 +728,7 @@ static void observe_failures(Tick *k) {
                                 e->max_raised = e->max_restoring;
                 }
                 st->pending = false;
+                st->gain_measured = false;
                 st->spent = true;
                 st->backoff_until = k->now + backoff;
                 char t[FORMAT_TIMESPAN_MAX];
@@ -776,6 +777,7 @@ static void measure_effects(Tick *k) {
                 }
                 st->pending = false;
                 st->last_gain = gain;
+                st->gain_measured = (k->s->reported & (1u << a)) != 0;
 
                 /* In a dry run or a replay nothing was carried out: what the working set did is no
                  * measurement of the action, and is said to be an assumption. */
@@ -1256,18 +1258,37 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
                 snprintf(buf, n, "OOM under restart.emergency-eta %s", format_timespan(t, k->p->emergency_eta));
 }
 
-/* In an emergency, before a restart that would end every session (or the OOM killer, where the
- * restart is held back): the largest sessions first, down to reset.emergency-min-memory, once an
- * emergency, even while the backoff of a reset that found none at reset.min-memory runs. A storm
- * of many small sessions grows the server as much as one large session, and no session of it
- * reaches min-memory. */
+/* In an emergency (the OOM under restart.emergency-eta, or a server stalled at restart.at), the
+ * reset rung ends the largest sessions down to reset.emergency-min-memory, up to
+ * reset.emergency-max-per-step of them, whatever the backoff of a reset that found none at
+ * reset.min-memory: a storm of many small sessions grows the server as much as one large
+ * session, and no session of it reaches min-memory. It comes before the pool step (whose own
+ * connection and resize would hold it up in the action queue) and before a restart that would
+ * end every session, and again once reset.cooldown is over while the emergency lasts, when the
+ * last one freed memory: sessions that grow back are ended again rather than all of them by the
+ * restart. In the outcome benchmark's storm, the emergency reset came only at the top of the
+ * ladder, behind a failed reset at reset.min-memory and a pool step, at 75% of the budget instead
+ * of 62%; in its linear growth, the four sessions it had ended grew back, and the restart ended
+ * every session. */
+static bool emergency_reset_ready(Tick *k) {
+        const Engine *e = k->e;
+        const Policy *p = k->p;
+        const ActionState *st = &e->act[ACTION_RESET];
+        /* Again only after one that freed memory, as the reset measured it: one that found no
+         * session, failed, or was not carried out (a dry run; a replay of a trace that does not
+         * hold the reset's measurement) comes once an emergency. */
+        bool freed = st->last == e->reset_emergency_last && !st->pending && st->gain_measured && st->last_gain > 0;
+        return k->emergency && e->level >= LEVEL_RESET && p->reset_emergency_max > 0 && p->reset_method == RESET_SQL &&
+               step_available(k, LEVEL_RESET) &&
+               (!e->reset_emergency_done || (freed && k->now - e->reset_emergency_last >= p->step[LEVEL_RESET].cooldown));
+}
+
 static bool plan_emergency_reset(Tick *k, const char *where) {
         Engine *e = k->e;
         const Policy *p = k->p;
         char a[FORMAT_BYTES_MAX];
 
-        if (!k->emergency || e->reset_emergency_done || p->reset_emergency_max == 0 || p->reset_method != RESET_SQL ||
-            !step_available(k, LEVEL_RESET) || (k->s->pending & (1u << ACTION_RESET)))
+        if (!emergency_reset_ready(k) || (k->s->pending & (1u << ACTION_RESET)))
                 return false;
         bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY;
         char why[96];
@@ -1287,6 +1308,7 @@ static bool plan_emergency_reset(Tick *k, const char *where) {
                 d->reset_in_trx = in_trx;
         }
         e->reset_emergency_done = true;
+        e->reset_emergency_last = k->now;
         /* A failure now starts its own backoff, reported as any: the engine learns it once. */
         e->act[ACTION_RESET].spent = false;
         note_action(k, ACTION_RESET, true);
@@ -1311,30 +1333,27 @@ static void act(Tick *k) {
                               !e->act[ACTION_RESTART].spent && cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) &&
                               recheck(k, LEVEL_RESTART);
         bool restart_due = restart_wanted && restart_allowed(k);
-        /* At the top of the ladder in an emergency, where the restart is called for (due, or held
-         * back by its guard rails: then the OOM killer is what comes), at restart.at, or pressing
-         * on the throttle's memory.high: the emergency reset first. Held back, the restart would
-         * otherwise leave the ladder with nothing to do until restart.at, where a server stalls:
-         * in the outcome benchmark's linear growth, a young server's ladder reached the restart
-         * at 52% of the budget with the OOM 46 s away, and waited 37 s, until the server pressed
-         * on memory.high at 88% and no longer answered the query listing its sessions. */
-        if (e->level >= LEVEL_RESTART) {
+        /* In an emergency, the emergency reset first (emergency_reset_ready); the reasons say
+         * whether the restart is held back (by its guard rails: then the OOM killer is what comes)
+         * or the server presses on the throttle's memory.high. A reset still pending (one at
+         * reset.min-memory, decided before the emergency) is waited for: neither a pool step nor a
+         * restart is queued ahead of the emergency reset that follows it. */
+        bool wait_for_reset = false;
+        if (emergency_reset_ready(k)) {
                 char where[64] = "";
                 char h[FORMAT_BYTES_MAX];
-                bool at_limit = k->ws_bp >= p->step[LEVEL_RESTART].at;
                 if (restart_wanted && !restart_due)
                         snprintf(where, sizeof(where), "; the restart held back");
-                else if (!restart_wanted && !at_limit && pressing_on_high(k)) {
+                else if (!restart_wanted && pressing_on_high(k))
                         snprintf(where, sizeof(where), "; pressing on memory.high %s",
                                  format_bytes(h, k->s->memory_high));
-                        at_limit = true;
-                }
-                if ((restart_wanted || at_limit) && plan_emergency_reset(k, where))
+                if (plan_emergency_reset(k, where))
                         return;
+                wait_for_reset = true;
         }
         if (restart_due) {
                 /* The emergency reset's sessions are still ending: its result first. */
-                if (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET)))
+                if (wait_for_reset || (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET))))
                         return;
                 const Sample *s = k->s;
                 /* Not beside a restore of memory.max decided in this tick (a retry of one that
@@ -1373,7 +1392,7 @@ static void act(Tick *k) {
                 return;
         }
 
-        if (e->level >= LEVEL_POOL && step_available(k, LEVEL_POOL) && !e->act[ACTION_POOL].spent &&
+        if (e->level >= LEVEL_POOL && !wait_for_reset && step_available(k, LEVEL_POOL) && !e->act[ACTION_POOL].spent &&
             !pool_at_floor(p, e) && cooldown_over(k, ACTION_POOL, LEVEL_POOL) && pool_recheck(k)) {
                 char s1[FORMAT_PERCENT_MAX], s2[FORMAT_PERCENT_MAX];
                 high_out_of_the_way(k);

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <inttypes.h>
 
 #include "test-util.h"
@@ -172,7 +173,7 @@ static void dump(const Sim *sim) {
 /* What holds in every run: ladder actions settle before the next one (unless the ETA is an
  * emergency), at most one rung per tick, trims and resets respect their cooldowns. */
 static void check_invariants(const Sim *sim) {
-        usec_t last_action = 0, last_of[_ACTION_KIND_MAX] = {};
+        usec_t last_action = 0, last_of[_ACTION_KIND_MAX] = {}, last_emergency_reset = 0;
         usec_t last_level_tick = 0;
         for (unsigned i = 0; i < sim->n; i++) {
                 const Decision *d = &sim->log[i];
@@ -183,12 +184,20 @@ static void check_invariants(const Sim *sim) {
                                 fail_msg("two actions %" PRIu64 "us apart, under settle", sim->at[i] - last_action);
                         }
                         Level l = action_info(d->action)->level;
-                        /* The emergency reset before a restart is once an emergency, past the cooldown. */
+                        /* The emergency reset comes past the cooldown of a reset at reset.min-memory, and
+                         * after reset.cooldown of the last emergency reset. */
                         bool exempt = d->code == ACTION_EMERGENCY_RESET && d->emergency;
                         if (last_of[d->action] && !exempt && sim->at[i] - last_of[d->action] < sim->p.step[l].cooldown) {
                                 dump(sim);
                                 fail_msg("%s repeated within its cooldown", decision_name(d));
                         }
+                        if (exempt && last_emergency_reset &&
+                            sim->at[i] - last_emergency_reset < sim->p.step[LEVEL_RESET].cooldown) {
+                                dump(sim);
+                                fail_msg("emergency reset repeated within reset.cooldown");
+                        }
+                        if (exempt)
+                                last_emergency_reset = sim->at[i];
                         last_action = last_of[d->action] = sim->at[i];
                 }
                 if (d->kind == DECISION_LEVEL) {
@@ -866,12 +875,16 @@ static void test_budget_while_max_restore_pending(void **state) {
 }
 
 /* The resets this tick decided end sessions that free nothing. */
-static void resets_free_nothing(Sim *sim) {
+static void resets_free(Sim *sim, uint64_t freed) {
         for (unsigned j = 0; j < sim->out.n_decisions; j++)
                 if (decision_class(&sim->out.decisions[j]) == T_RESET) {
-                        ActionResult r = { .error = 0, .has_freed = true, .freed = 0 };
+                        ActionResult r = { .error = 0, .has_freed = true, .freed = freed };
                         action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
                 }
+}
+
+static void resets_free_nothing(Sim *sim) {
+        resets_free(sim, 0);
 }
 
 /* A young server stalled at its limit: the working set flat at 97% (no ETA), PSI full 30%. The
@@ -904,71 +917,140 @@ static void test_restart_when_stalled_at_limit(void **state) {
         free(sim);
 }
 
-/* A young server (restart.min-uptime holds its restart) growing fast: the ladder reaches the
- * restart, which is held back, and the emergency reset comes at once, not at restart.at (which a
- * server pressing on the throttle's memory.high does not reach: the kernel holds it there,
- * stalled). Rising slowly (no emergency), pressing on memory.high ends nothing. */
-static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds, bool to_restart) {
+/* A young server (restart.min-uptime holds its restart) growing fast: in the emergency, the reset
+ * rung's reset is the emergency reset, before the pool step and the restart, well below
+ * restart.at (which a server pressing on the throttle's memory.high does not reach: the kernel
+ * holds it there, stalled); and again once reset.cooldown is over while the emergency lasts.
+ * Rising slowly (no emergency), pressing on memory.high ends nothing. */
+static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds, bool to_restart, uint64_t freed) {
         for (unsigned i = 0; i < seconds && !find(sim, T_RESTART, 0) &&
                              (to_restart || !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
              i++) {
                 uint64_t ws = MIN(sim->s.memory_current + per_sec, sim->s.memory_high);
                 set_ws(sim, ws);
                 sim_tick(sim, SEC);
-                resets_free_nothing(sim);
+                resets_free(sim, freed);
         }
         return ratio_bp(sim->s.memory_current, BUDGET);
 }
 
-static void test_emergency_reset_restart_held(void **state) {
+static void test_emergency_reset_at_the_reset_rung(void **state) {
         Sim *sim = sim_new(false);
         sim->s.uptime = 2 * USEC_PER_MINUTE;
-        unsigned at = climb_into_high(sim, 30 * MB, 600, false);
+        unsigned at = climb_into_high(sim, 30 * MB, 600, false, 100 * MB);
         const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
-        expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m; the restart held back"));
-        const Decision *h = find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0);
-        expect(h && h <= er);
+        expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m"));
+        expect(er->emergency && er->reset_max == sim->p.reset_emergency_max &&
+               er->reset_min_memory == sim->p.reset_emergency_min_memory);
+        /* The first reset of the emergency, and nothing above the reset rung before it. */
+        expect(find(sim, T_RESET, 0) == er);
+        expect(!find(sim, T_POOL, 0) && !find(sim, T_RESTART, 0));
         /* Well below restart.at, and not pressing on memory.high yet. */
         expect(at < sim->p.step[LEVEL_RESTART].at);
         expect(sim->s.memory_current + apply_bp(BUDGET, sim->p.throttle_margin) / 2 < sim->s.memory_high);
-        expect(!find(sim, T_RESTART, 0));
 
-        /* The reset found nothing to end: memory.high makes way, and the server, at restart.at
-         * in the emergency, has the restart min-uptime held back. */
+        /* It freed 100M; the server climbs on. After reset.cooldown, the restart held back by
+         * min-uptime, it comes again; that one frees nothing, and there is no third: memory.high
+         * makes way, and at restart.at, in the emergency, the restart min-uptime would hold. */
         unsigned mark = sim->n;
-        at = climb_into_high(sim, 30 * MB, 600, true);
+        at = climb_into_high(sim, 30 * MB, 600, true, 0);
+        const Decision *again = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+        expect(again && strstr(again->reason, "; the restart held back"));
+        expect(sim->at[again - sim->log] - sim->at[er - sim->log] >= sim->p.step[LEVEL_RESET].cooldown);
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (again - sim->log) + 1));
+        const Decision *h = find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0);
+        expect(h && h <= again);
         const Decision *way = find_text(sim, T_SET_HIGH, "its reset done and the restart held back: making way", mark);
         const Decision *r = find(sim, T_RESTART, mark);
         expect(way && r && way < r);
         /* Once the reset is over: not in the tick that decided it. */
-        expect(way && sim->at[way - sim->log] > sim->at[er - sim->log]);
+        expect(way && sim->at[way - sim->log] > sim->at[again - sim->log]);
         expect(at >= sim->p.step[LEVEL_RESTART].at);
+        check_invariants(sim);
 
         /* The new server grows again at once. Within restart.cooldown the restart is not called
-         * for; pressing on the throttle's memory.high, below restart.at, the emergency reset
-         * comes there. */
+         * for; the emergency reset comes, below restart.at, and, as it frees memory, again after
+         * reset.cooldown. */
         sim->s.pid = 200;
         sim->s.uptime = 5 * SEC;
         set_ws(sim, 2 * GB);
         sim_tick(sim, SEC);
         expect(find_code(sim, T_EVENT, EVENT_RESTART_DONE, mark));
         mark = sim->n;
-        for (unsigned i = 0; i < 900 && !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark); i++) {
+        const Decision *first = NULL, *second = NULL;
+        for (unsigned i = 0; i < 900 && !second; i++) {
                 set_ws(sim, MIN(sim->s.memory_current + 15 * MB, sim->s.memory_high));
                 sim_tick(sim, SEC);
-                resets_free_nothing(sim);
+                resets_free(sim, 50 * MB);
+                first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+                second = first ? find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1) : NULL;
         }
-        er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
-        expect(er && strstr(er->reason, "; pressing on memory.high"));
+        expect(first && second && !strstr(first->reason, "held back"));
         expect(ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
         expect(!find(sim, T_RESTART, mark));
+        check_invariants(sim);
+        free(sim);
+
+        /* A climb the emergency reset finds no session to end in: once an emergency. */
+        sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        set_ws(sim, 2 * GB);
+        for (unsigned i = 0, left = 180; i < 900 && left > 0; i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 10 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                resets_free_nothing(sim);
+                if (find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0))
+                        left--;
+        }
+        first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        expect(first && sim->now - sim->at[first - sim->log] > 2 * sim->p.step[LEVEL_RESET].cooldown);
+        expect(sim->out.eta <= sim->p.emergency_eta && ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1));
+        check_invariants(sim);
         free(sim);
 
         sim = sim_new(false);
         sim->s.uptime = 2 * USEC_PER_MINUTE;
-        climb_into_high(sim, 2 * MB, 1800, false);
+        climb_into_high(sim, 2 * MB, 1800, false, 0);
         expect(sim->s.memory_high != SIZE_UNLIMITED && sim->s.memory_current + apply_bp(BUDGET, 100) >= sim->s.memory_high);
         expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
+        free(sim);
+}
+
+/* A reset at reset.min-memory still running (a server slow to list its sessions) when the rise
+ * becomes an emergency: neither a pool step nor a restart is queued ahead of the emergency reset,
+ * which comes once that reset is over. In the outcome benchmark's storm, the pool step went first,
+ * its connection waited for a handshake, and the emergency reset ran at 90% of the budget, where
+ * the server no longer answered the query listing its sessions. */
+static void test_emergency_reset_not_behind_the_pool(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        Decision reset = {};
+        for (unsigned i = 0; i < 600 && !find(sim, T_RESET, 0); i++) {
+                set_ws(sim, sim->s.memory_current + 5 * MB); /* OOM in about 17 minutes */
+                sim_tick(sim, SEC);
+        }
+        const Decision *r = find(sim, T_RESET, 0);
+        expect(r && !r->emergency && r->code != ACTION_EMERGENCY_RESET);
+        reset = *r;
+        sim->s.pending = 1u << ACTION_RESET;
+        unsigned mark = sim->n;
+        for (unsigned i = 0; i < 30; i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 40 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+        }
+        /* The ladder is at the top, in the emergency: it waits for the reset. */
+        expect(sim->e.level >= LEVEL_RESTART && sim->out.eta <= sim->p.emergency_eta);
+        expect(!find(sim, T_POOL, mark) && !find(sim, T_RESTART, mark) && !find(sim, T_RESET, mark));
+        /* It found none at reset.min-memory. */
+        sim->s.pending = 0;
+        ActionResult res = { .error = -ENOENT };
+        action_feedback_add(&sim->fb, &reset, &res);
+        set_ws(sim, MIN(sim->s.memory_current + 40 * MB, sim->s.memory_high));
+        sim_tick(sim, SEC);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+        expect(er && !find(sim, T_POOL, mark));
+        check_invariants(sim);
         free(sim);
 }
 
@@ -1708,7 +1790,8 @@ int main(void) {
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_budget_while_max_restore_pending),
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
-                cmocka_unit_test(test_emergency_reset_restart_held),
+                cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
+                cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
                 cmocka_unit_test(test_own_drops_keep_the_trend),
                 cmocka_unit_test(test_restart_guard_rails),
                 cmocka_unit_test(test_starting_server),
