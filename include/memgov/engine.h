@@ -199,7 +199,8 @@ typedef struct Engine {
         /* admission: max_connections lowered by memgov and not put back yet */
         bool admit_lowered;
         bool reset_emergency_done; /* this emergency had its reset (cleared when it is over) */
-        usec_t reset_emergency_last; /* when its last one was decided (again after reset.cooldown) */
+        bool reset_emergency_any;    /* an emergency reset was ever decided... */
+        usec_t reset_emergency_last; /* ...last at this time (none again within reset.cooldown) */
         bool admit_restoring; /* the last admission decision puts max_connections back */
         bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
         usec_t max_raised_at;

@@ -44,6 +44,7 @@ typedef struct Tick {
         bool rising;
         bool emergency;
         bool stalled; /* the emergency is a stall at restart.at (see engine_step), not an ETA */
+        bool restart_held; /* the ladder calls for the restart, and it does not come now (act()) */
         uint32_t full_now; /* PSI full, basis points: the higher of avg10 and the last second's */
         bool starting; /* the server does not accept clients yet (SAMPLE_HAS_ACCEPTING) */
         bool described;
@@ -989,14 +990,15 @@ static void plan_high(Tick *k) {
                 uint64_t want = CLAMP(k->ws + margin, floor_b, top);
                 uint32_t full = k->full_now;
 
-                /* In an emergency whose reset is over, the restart held back: a server pressing on
+                /* In an emergency whose reset is over, the restart held back (by its guard rails, its
+                 * cooldown, or max-per-day: not a restart that is disabled): a server pressing on
                  * memory.high is only stalled there, and restart.at (where min-uptime no longer
                  * holds the restart) is out of its reach. memory.high makes way until the
                  * emergency is over. In the outcome benchmark's growth, the emergency reset found
                  * no session to end (the sessions' own MEMORY tables held the growth, and none
                  * showed 8M in the server's count), and the server stalled at the throttle's 334M
                  * for 29 s with PSI full under the guard, not answering. */
-                if (k->emergency && e->reset_emergency_done && !(s->pending & (1u << ACTION_RESET)) &&
+                if (k->emergency && k->restart_held && e->reset_emergency_done && !(s->pending & (1u << ACTION_RESET)) &&
                     !decided_this_tick(k, ACTION_RESET) && pressing_on_high(k))
                         e->high_yields = true;
 
@@ -1274,13 +1276,16 @@ static bool emergency_reset_ready(Tick *k) {
         const Engine *e = k->e;
         const Policy *p = k->p;
         const ActionState *st = &e->act[ACTION_RESET];
-        /* Again only after one that freed memory, as the reset measured it: one that found no
-         * session, failed, or was not carried out (a dry run; a replay of a trace that does not
-         * hold the reset's measurement) comes once an emergency. */
-        bool freed = st->last == e->reset_emergency_last && !st->pending && st->gain_measured && st->last_gain > 0;
+        /* Again only after one that freed a session's worth (reset.emergency-min-memory), as the
+         * reset measured it: one that found no session, failed, or was not carried out (a dry
+         * run; a replay of a trace that does not hold the reset's measurement) comes once an
+         * emergency. Never within reset.cooldown of the last, even across two emergencies (an
+         * ETA or a stall that dips out for one sample). */
+        bool freed = st->last == e->reset_emergency_last && !st->pending && st->gain_measured &&
+                     st->last_gain >= 0 && (uint64_t) st->last_gain >= p->reset_emergency_min_memory;
+        bool rested = !e->reset_emergency_any || k->now - e->reset_emergency_last >= p->step[LEVEL_RESET].cooldown;
         return k->emergency && e->level >= LEVEL_RESET && p->reset_emergency_max > 0 && p->reset_method == RESET_SQL &&
-               step_available(k, LEVEL_RESET) &&
-               (!e->reset_emergency_done || (freed && k->now - e->reset_emergency_last >= p->step[LEVEL_RESET].cooldown));
+               step_available(k, LEVEL_RESET) && rested && (!e->reset_emergency_done || freed);
 }
 
 static bool plan_emergency_reset(Tick *k, const char *where) {
@@ -1307,7 +1312,7 @@ static bool plan_emergency_reset(Tick *k, const char *where) {
                 d->reset_min_idle = p->reset_min_idle;
                 d->reset_in_trx = in_trx;
         }
-        e->reset_emergency_done = true;
+        e->reset_emergency_done = e->reset_emergency_any = true;
         e->reset_emergency_last = k->now;
         /* A failure now starts its own backoff, reported as any: the engine learns it once. */
         e->act[ACTION_RESET].spent = false;
@@ -1333,11 +1338,13 @@ static void act(Tick *k) {
                               !e->act[ACTION_RESTART].spent && cooldown_over(k, ACTION_RESTART, LEVEL_RESTART) &&
                               recheck(k, LEVEL_RESTART);
         bool restart_due = restart_wanted && restart_allowed(k);
+        k->restart_held = e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) && !restart_due;
         /* In an emergency, the emergency reset first (emergency_reset_ready); the reasons say
          * whether the restart is held back (by its guard rails: then the OOM killer is what comes)
          * or the server presses on the throttle's memory.high. A reset still pending (one at
-         * reset.min-memory, decided before the emergency) is waited for: neither a pool step nor a
-         * restart is queued ahead of the emergency reset that follows it. */
+         * reset.min-memory, decided before the emergency) is waited for: neither a pool step, a
+         * restart, another reset nor a trim is queued ahead of the emergency reset that follows
+         * it. Admission, one statement that stops the inflow of a storm, still goes. */
         bool wait_for_reset = false;
         if (emergency_reset_ready(k)) {
                 char where[64] = "";
@@ -1410,7 +1417,7 @@ static void act(Tick *k) {
                 return;
         }
 
-        if (e->level >= LEVEL_RESET && step_available(k, LEVEL_RESET) && !e->act[ACTION_RESET].spent &&
+        if (e->level >= LEVEL_RESET && !wait_for_reset && step_available(k, LEVEL_RESET) && !e->act[ACTION_RESET].spent &&
             cooldown_over(k, ACTION_RESET, LEVEL_RESET) && recheck(k, LEVEL_RESET)) {
                 bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY && k->emergency;
                 Decision *d = emit_action(k, ACTION_RESET,
@@ -1450,7 +1457,7 @@ static void act(Tick *k) {
                 return;
         }
 
-        if (e->level >= LEVEL_TRIM && step_available(k, LEVEL_TRIM) && !e->act[ACTION_TRIM].spent &&
+        if (e->level >= LEVEL_TRIM && !wait_for_reset && step_available(k, LEVEL_TRIM) && !e->act[ACTION_TRIM].spent &&
             cooldown_over(k, ACTION_TRIM, LEVEL_TRIM)) {
                 Decision *d = emit_action(k, ACTION_TRIM, "%s: trim (method %s)", ctx(k),
                                    trim_method_to_string(p->trim_method));

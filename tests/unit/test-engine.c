@@ -887,6 +887,14 @@ static void resets_free_nothing(Sim *sim) {
         resets_free(sim, 0);
 }
 
+static void trims_free(Sim *sim, uint64_t freed) {
+        for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                if (decision_class(&sim->out.decisions[j]) == T_TRIM) {
+                        ActionResult r = { .error = 0, .has_freed = true, .freed = freed };
+                        action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
+                }
+}
+
 /* A young server stalled at its limit: the working set flat at 97% (no ETA), PSI full 30%. The
  * stall is the emergency: the emergency reset, then the restart min-uptime would hold. Without the
  * stall (PSI full 5%) the restart stays held. */
@@ -991,14 +999,15 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         check_invariants(sim);
         free(sim);
 
-        /* A climb the emergency reset finds no session to end in: once an emergency. */
+        /* A climb where the emergency reset frees less than a session's worth (1M, under
+         * reset.emergency-min-memory): once an emergency. */
         sim = sim_new(false);
         sim->s.uptime = 2 * USEC_PER_MINUTE;
         set_ws(sim, 2 * GB);
         for (unsigned i = 0, left = 180; i < 900 && left > 0; i++) {
                 set_ws(sim, MIN(sim->s.memory_current + 10 * MB, sim->s.memory_high));
                 sim_tick(sim, SEC);
-                resets_free_nothing(sim);
+                resets_free(sim, MB);
                 if (find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0))
                         left--;
         }
@@ -1017,40 +1026,122 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         free(sim);
 }
 
-/* A reset at reset.min-memory still running (a server slow to list its sessions) when the rise
- * becomes an emergency: neither a pool step nor a restart is queued ahead of the emergency reset,
- * which comes once that reset is over. In the outcome benchmark's storm, the pool step went first,
- * its connection waited for a handshake, and the emergency reset ran at 90% of the budget, where
- * the server no longer answered the query listing its sessions. */
+/* A reset at reset.min-memory still running (a server slow to list its sessions, longer than
+ * reset.cooldown) when the rise becomes an emergency: neither a pool step, a restart (held back
+ * for a young server, due for an old one), another reset nor a trim is queued ahead of the
+ * emergency reset, which comes once that reset is over. In the outcome benchmark's storm, the pool
+ * step went first, its connection waited for a handshake, and the emergency reset ran at 90% of
+ * the budget, where the server no longer answered the query listing its sessions. */
 static void test_emergency_reset_not_behind_the_pool(void **state) {
+        for (int young = 0; young < 2; young++) {
+                Sim *sim = sim_new(false);
+                /* A trim that helps, and may come again within the wait. */
+                sim->p.step[LEVEL_TRIM].cooldown = 30 * SEC;
+                sim_policy_changed(sim);
+                if (young)
+                        sim->s.uptime = 2 * USEC_PER_MINUTE;
+                for (unsigned i = 0; i < 600 && !find(sim, T_RESET, 0); i++) {
+                        set_ws(sim, sim->s.memory_current + 5 * MB); /* OOM in about 17 minutes */
+                        sim_tick(sim, SEC);
+                        trims_free(sim, 100 * MB);
+                }
+                expect(find(sim, T_TRIM, 0) && !sim->e.act[ACTION_TRIM].spent);
+                const Decision *r = find(sim, T_RESET, 0);
+                expect(r && !r->emergency && r->code != ACTION_EMERGENCY_RESET);
+                Decision reset = *r;
+                sim->s.pending = 1u << ACTION_RESET;
+                unsigned mark = sim->n;
+                for (unsigned i = 0; i < 90; i++) {
+                        set_ws(sim, MIN(sim->s.memory_current + 20 * MB, sim->s.memory_high));
+                        sim_tick(sim, SEC);
+                        trims_free(sim, 100 * MB);
+                }
+                /* The ladder is at the top, in the emergency: it waits for the reset. */
+                expect(sim->e.level >= LEVEL_RESTART && sim->out.eta <= sim->p.emergency_eta);
+                expect(!find(sim, T_POOL, mark) && !find(sim, T_RESTART, mark) && !find(sim, T_RESET, mark) &&
+                       !find(sim, T_TRIM, mark));
+                /* It found none at reset.min-memory. */
+                sim->s.pending = 0;
+                ActionResult res = { .error = -ENOENT };
+                action_feedback_add(&sim->fb, &reset, &res);
+                set_ws(sim, MIN(sim->s.memory_current + 20 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+                expect(er && !find(sim, T_POOL, mark) && !find(sim, T_RESTART, mark));
+                /* The old server's restart comes once the emergency reset is over. */
+                resets_free_nothing(sim);
+                sim_tick(sim, SEC);
+                expect(young ? !find(sim, T_RESTART, mark) : find(sim, T_RESTART, mark) != NULL);
+                check_invariants(sim);
+                free(sim);
+        }
+}
+
+/* An emergency that flickers (a stall at restart.at whose PSI full dips under the guard for one
+ * sample every 20 s), the restart disabled: the emergency reset, though each dip ends one
+ * emergency, never comes within reset.cooldown of the last; and memory.high, with no restart to
+ * make way for, does not make way. */
+static void test_emergency_reset_flickering(void **state) {
         Sim *sim = sim_new(false);
-        sim->s.uptime = 2 * USEC_PER_MINUTE;
-        Decision reset = {};
-        for (unsigned i = 0; i < 600 && !find(sim, T_RESET, 0); i++) {
-                set_ws(sim, sim->s.memory_current + 5 * MB); /* OOM in about 17 minutes */
+        sim->p.step[LEVEL_RESTART].enabled = false;
+        sim_policy_changed(sim);
+        set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
+        for (unsigned i = 0; i < 600; i++) {
+                sim->s.psi.full.avg10 = i % 20 == 19 ? 0 : 3000;
+                set_ws(sim, MIN(BUDGET - apply_bp(BUDGET, 300), sim->s.memory_high));
                 sim_tick(sim, SEC);
+                resets_free_nothing(sim);
         }
-        const Decision *r = find(sim, T_RESET, 0);
-        expect(r && !r->emergency && r->code != ACTION_EMERGENCY_RESET);
-        reset = *r;
-        sim->s.pending = 1u << ACTION_RESET;
-        unsigned mark = sim->n;
-        for (unsigned i = 0; i < 30; i++) {
-                set_ws(sim, MIN(sim->s.memory_current + 40 * MB, sim->s.memory_high));
-                sim_tick(sim, SEC);
-        }
-        /* The ladder is at the top, in the emergency: it waits for the reset. */
-        expect(sim->e.level >= LEVEL_RESTART && sim->out.eta <= sim->p.emergency_eta);
-        expect(!find(sim, T_POOL, mark) && !find(sim, T_RESTART, mark) && !find(sim, T_RESET, mark));
-        /* It found none at reset.min-memory. */
-        sim->s.pending = 0;
-        ActionResult res = { .error = -ENOENT };
-        action_feedback_add(&sim->fb, &reset, &res);
-        set_ws(sim, MIN(sim->s.memory_current + 40 * MB, sim->s.memory_high));
-        sim_tick(sim, SEC);
-        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
-        expect(er && !find(sim, T_POOL, mark));
+        expect(count(sim, T_RESET, 0) >= 2);
+        expect(!find_text(sim, T_SET_HIGH, "making way", 0));
         check_invariants(sim);
+        free(sim);
+
+        /* A young server climbing into the throttle's memory.high, PSI full under the guard: its
+         * emergency reset found nothing; with the restart, memory.high makes way up to
+         * restart.at; without one, there is nothing to make way for. */
+        for (int restart = 0; restart < 2; restart++) {
+                sim = sim_new(false);
+                sim->p.step[LEVEL_RESTART].enabled = restart;
+                sim_policy_changed(sim);
+                sim->s.uptime = 2 * USEC_PER_MINUTE;
+                climb_into_high(sim, 30 * MB, 300, true, 0);
+                expect(find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
+                expect(!find_text(sim, T_SET_HIGH, "making way", 0) == !restart);
+                free(sim);
+        }
+}
+
+/* A dry run (or a replay of a trace without the reset's own measurement): the working set falls
+ * after the emergency reset, but nothing was carried out, and it comes once an emergency. */
+static void test_emergency_reset_dry_run_once(void **state) {
+        Sim *sim = sim_new(true);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        unsigned after = 0, calm = 0;
+        for (unsigned i = 0; i < 900 && after < 130; i++) {
+                uint64_t ws = sim->s.memory_current + 20 * MB;
+                for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                        if (sim->out.decisions[j].code == ACTION_EMERGENCY_RESET &&
+                            decision_class(&sim->out.decisions[j]) == T_RESET)
+                                ws -= 50 * MB;
+                set_ws(sim, MIN(ws, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                if (find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0)) {
+                        after++;
+                        if (sim->out.eta > sim->p.emergency_eta)
+                                calm++;
+                }
+        }
+        /* One emergency, more than two reset.cooldowns long. */
+        expect(after == 130 && calm == 0);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        const Decision *eff = NULL;
+        for (unsigned i = (unsigned) (er - sim->log); i < sim->n && !eff; i++)
+                if (sim->log[i].kind == DECISION_EFFECT && sim->log[i].action == ACTION_RESET)
+                        eff = &sim->log[i];
+        /* What the working set did is counted as freed; nothing measured it. */
+        expect(eff && eff->code == EFFECT_FREED && eff->value >= sim->p.reset_emergency_min_memory);
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (er - sim->log) + 1));
         free(sim);
 }
 
@@ -1792,6 +1883,8 @@ int main(void) {
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
                 cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
+                cmocka_unit_test(test_emergency_reset_flickering),
+                cmocka_unit_test(test_emergency_reset_dry_run_once),
                 cmocka_unit_test(test_own_drops_keep_the_trend),
                 cmocka_unit_test(test_restart_guard_rails),
                 cmocka_unit_test(test_starting_server),
