@@ -40,3 +40,7 @@ bool session_is_idle(const Session *s, const SessionSelect *q);
 
 /* Fills chosen with up to q->max indexes into s, in the order to reset them. */
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen);
+
+/* The memory of the largest session that may be reset, whatever q->min_memory (0: none may):
+ * what a reset that found none at min-memory says, so that the floor can be judged. */
+uint64_t sessions_largest(const Session *s, unsigned n, const SessionSelect *q);

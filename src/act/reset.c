@@ -110,8 +110,10 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         unsigned k = sessions_select(sessions, list.n, &q, chosen);
         if (k == 0) {
                 sql_close(&conn);
+                char largest[FORMAT_BYTES_MAX];
                 snprintf(ret->detail, sizeof(ret->detail), "reset: none of the %u sessions holds %s or more and may be "
-                         "reset%s%s", list.n, format_bytes(m, d->reset_min_memory),
+                         "reset (the largest that may: %s)%s%s", list.n, format_bytes(m, d->reset_min_memory),
+                         format_bytes(largest, sessions_largest(sessions, list.n, &q)),
                          measured == SESSION_MEMORY_PARTIAL ? "; " : "", measured == SESSION_MEMORY_PARTIAL ? unmeasured : "");
                 ret->explained = true; /* not a file that was missing */
                 return -ENOENT;

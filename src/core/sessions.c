@@ -66,6 +66,14 @@ const char *session_exempt(const Session *s, const SessionSelect *q) {
         return NULL;
 }
 
+uint64_t sessions_largest(const Session *s, unsigned n, const SessionSelect *q) {
+        uint64_t m = 0;
+        for (unsigned i = 0; i < n; i++)
+                if (s[i].memory > m && !session_exempt(&s[i], q))
+                        m = s[i].memory;
+        return m;
+}
+
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen) {
         unsigned k = 0;
 

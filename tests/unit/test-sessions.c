@@ -63,9 +63,11 @@ static void test_select(void **state) {
         assert_int_equal(s[chosen[0]].id, 10);
         assert_int_equal(s[chosen[1]].id, 3);
 
-        /* Nothing big enough: nothing chosen. */
+        /* Nothing big enough: nothing chosen; the largest that may be reset is the 900M one (the
+         * exempt user's and the replication thread's do not count). */
         q.min_memory = 2000 * MB;
         assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 0);
+        assert_int_equal(sessions_largest(s, ELEMENTSOF(s), &q), 900 * MB);
         free(p);
 }
 
