@@ -1267,11 +1267,11 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
  * session, and no session of it reaches min-memory. It comes before the pool step (whose own
  * connection and resize would hold it up in the action queue) and before a restart that would
  * end every session, and again once reset.cooldown is over while the emergency lasts, when the
- * last one freed memory: sessions that grow back are ended again rather than all of them by the
- * restart. In the outcome benchmark's storm, the emergency reset came only at the top of the
- * ladder, behind a failed reset at reset.min-memory and a pool step, at 75% of the budget instead
- * of 62%; in its linear growth, the four sessions it had ended grew back, and the restart ended
- * every session. */
+ * last one freed a session's worth: sessions that grow back are ended again rather than all of
+ * them by the restart. In the outcome benchmark's storm, the emergency reset came only at the top
+ * of the ladder, behind a failed reset at reset.min-memory and a pool step, and ran at 90% of the
+ * budget (at the reset rung, in the same storm: decided at 64%); in its linear growth, the four
+ * sessions it had ended grew back, and the restart ended every session. */
 static bool emergency_reset_ready(Tick *k) {
         const Engine *e = k->e;
         const Policy *p = k->p;
