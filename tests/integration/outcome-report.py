@@ -61,32 +61,40 @@ with tempfile.TemporaryDirectory() as out:
                                           peak_bytes=384 << 20))
     for n, tx in enumerate([400, 500, 600], 1):
         run(out, "storm", "memgov", n, dict(base, transactions=tx, down_seconds=5, graceful_restarts=1,
-                                            peak_bytes=390 << 20),
+                                            peak_bytes=390 << 20, storm_queries=10 * n),
             {"sb.storm-4.log": refusal * n, "sb.storm-5.log": refusal})
+    run(out, "linear", "none", 1, dict(base, transactions=50, down_seconds=0, peak_bytes=200 << 20, storm_queries=0))
     # Unfinished: the VM timed out with the server stuck; only the probe's and memory's figures.
     run(out, "storm", "oomd", 1, {"unfinished": 1, "down_seconds": 600, "peak_bytes": 384 << 20})
     r = subprocess.run([sys.executable, REPORT, out, "earlyoom 1.7", "384M", "10", "3"], capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"the report failed: {r.stderr}")
-    rows = {}
+    rows, heads = {}, {}
     for line in r.stdout.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
-        if line.startswith("| governor"):
-            head = cells
-        elif line.startswith("| ") and not line.startswith("| ---"):
+        if line.startswith("### "):
+            scenario = line[4:]
+        elif line.startswith("| governor"):
+            head = heads[scenario] = cells
+        elif line.startswith("| ") and not line.startswith("| ---") and scenario == "storm":
             rows[cells[0]] = dict(zip(head, cells))
+    # The storm's own queries: a column of the storm's table only.
+    if "storm queries" not in heads.get("storm", []) or "storm queries" in heads.get("linear", ["storm queries"]):
+        fail(f"the storm queries column is not the storm's alone\n{r.stdout}")
     want = {
         ("none", "OOM kills"): "1", ("none", "transactions"): "200", ("none", "s not answering"): "20",
         ("memgov", "transactions"): "500", ("memgov", "tx vs none"): "2.50", ("memgov", "graceful restarts"): "1",
         ("memgov", "connections refused (1040)"): "3", ("none", "connections refused (1040)"): "0",
         ("oomd", "unfinished"): "1", ("oomd", "s not answering"): "≥600", ("memgov", "peak MiB"): "390",
+        ("memgov", "storm queries"): "20",
     }
     for (g, col), v in want.items():
         if rows.get(g, {}).get(col) != v:
             fail(f"{g} {col}: {rows.get(g, {}).get(col)!r}, not {v!r}\n{r.stdout}")
     svg = open(os.path.join(out, "outcome.svg")).read()
-    # The background, five bars (oomd has no OOM kill figure) and six legend keys.
-    if svg.count("<rect") != 1 + 5 + 6 or "seconds not answering" not in svg:
+    # The background, five bars for the storm (oomd has no OOM kill figure), two for the linear
+    # scenario, and six legend keys.
+    if svg.count("<rect") != 1 + 5 + 2 + 6 or "seconds not answering" not in svg:
         fail("the chart lacks its bars or titles")
     if open(os.path.join(out, "outcome.md")).read().strip() != r.stdout.strip():
         fail("outcome.md differs from what the report printed")
