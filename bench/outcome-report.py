@@ -15,10 +15,12 @@ SCENARIOS = ["ramp", "growth", "storm", "linear"]
 FIELDS = [  # key, heading, format
     ("unfinished", "unfinished", "{:g}"),
     ("oom_kills", "OOM kills", "{:g}"),
+    ("runs_killed", "runs OOM-killed", "{:g}"),
     ("sigkills", "SIGKILLs", "{:g}"),
     ("graceful_restarts", "graceful restarts", "{:g}"),
     ("crash_recoveries", "crash recoveries", "{:g}"),
     ("down_seconds", "s not answering", "{:g}"),
+    ("down_worst", "worst run's s not answering", "{:g}"),  # a median of 3 hides one stuck server
     ("transactions", "transactions", "{:g}"),
     ("tx_ratio", "tx vs none", "{:.2f}"),
     ("storm_queries", "storm queries", "{:g}"),  # the storm's own clients' queries: its table only
@@ -89,6 +91,11 @@ def main():
             for key, _, fmt in fields:
                 if key == "unfinished":
                     v = len(unfinished)
+                elif key == "runs_killed":
+                    v = sum(1 for r in rs if r.get("oom_kills", "0") not in ("", "0"))
+                elif key == "down_worst":
+                    vals = [float(r["down_seconds"]) for r in rs if r.get("down_seconds", "") not in ("", None)]
+                    v = max(vals) if vals else None
                 elif key == "tx_ratio":
                     tx = median(rs, "transactions")
                     v = tx / base if base and tx is not None else None
@@ -97,7 +104,7 @@ def main():
                 table[(s, g, key)] = v
                 cell = "-" if v is None else fmt.format(v)
                 # An unfinished run's time not answering ends with its logs: at least that much.
-                if key == "down_seconds" and v is not None and unfinished:
+                if key in ("down_seconds", "down_worst") and v is not None and unfinished:
                     cell = "≥" + cell
                 cells.append(cell)
             lines.append(f"| {g} | {len(rs)} | " + " | ".join(cells) + " |")

@@ -83,6 +83,8 @@ with tempfile.TemporaryDirectory() as out:
         fail(f"the storm queries column is not the storm's alone\n{r.stdout}")
     want = {
         ("none", "OOM kills"): "1", ("none", "transactions"): "200", ("none", "s not answering"): "20",
+        ("none", "worst run's s not answering"): "30", ("none", "runs OOM-killed"): "3",
+        ("memgov", "runs OOM-killed"): "0", ("memgov", "worst run's s not answering"): "5",
         ("memgov", "transactions"): "500", ("memgov", "tx vs none"): "2.50", ("memgov", "graceful restarts"): "1",
         ("memgov", "connections refused (1040)"): "3", ("none", "connections refused (1040)"): "0",
         ("oomd", "unfinished"): "1", ("oomd", "s not answering"): "≥600", ("memgov", "peak MiB"): "390",
