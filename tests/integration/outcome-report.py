@@ -64,6 +64,12 @@ with tempfile.TemporaryDirectory() as out:
                                             peak_bytes=390 << 20, storm_queries=10 * n),
             {"sb.storm-4.log": refusal * n, "sb.storm-5.log": refusal})
     run(out, "linear", "none", 1, dict(base, transactions=50, down_seconds=0, peak_bytes=200 << 20, storm_queries=0))
+    # earlyoom's settings at its start are no action; its kills are.
+    banner = "vm earlyoom[220]: sending SIGTERM when mem <= 10.00% and swap <= 10.00%,\n"
+    kill = 'vm earlyoom[220]: sending SIGTERM to process 243 uid 103 "mariadbd": badness 900, VmRSS 360 MiB\n'
+    for n, text in enumerate([banner, banner + kill, banner + kill + kill], 1):
+        run(out, "storm", "earlyoom", n, dict(base, transactions=100, down_seconds=9, peak_bytes=384 << 20,
+                                              governor_actions=n), {"governor.log": text})
     # Unfinished: the VM timed out with the server stuck; only the probe's and memory's figures.
     run(out, "storm", "oomd", 1, {"unfinished": 1, "down_seconds": 600, "peak_bytes": 384 << 20})
     r = subprocess.run([sys.executable, REPORT, out, "earlyoom 1.7", "384M", "10", "3"], capture_output=True, text=True)
@@ -88,15 +94,15 @@ with tempfile.TemporaryDirectory() as out:
         ("memgov", "transactions"): "500", ("memgov", "tx vs none"): "2.50", ("memgov", "graceful restarts"): "1",
         ("memgov", "connections refused (1040)"): "3", ("none", "connections refused (1040)"): "0",
         ("oomd", "unfinished"): "1", ("oomd", "s not answering"): "≥600", ("memgov", "peak MiB"): "390",
-        ("memgov", "storm queries"): "20",
+        ("memgov", "storm queries"): "20", ("earlyoom", "actions"): "1",
     }
     for (g, col), v in want.items():
         if rows.get(g, {}).get(col) != v:
             fail(f"{g} {col}: {rows.get(g, {}).get(col)!r}, not {v!r}\n{r.stdout}")
     svg = open(os.path.join(out, "outcome.svg")).read()
-    # The background, five bars for the storm (oomd has no OOM kill figure), two for the linear
+    # The background, seven bars for the storm (oomd has no OOM kill figure), two for the linear
     # scenario, and six legend keys.
-    if svg.count("<rect") != 1 + 5 + 2 + 6 or "seconds not answering" not in svg:
+    if svg.count("<rect") != 1 + 7 + 2 + 6 or "seconds not answering" not in svg:
         fail("the chart lacks its bars or titles")
     if open(os.path.join(out, "outcome.md")).read().strip() != r.stdout.strip():
         fail("outcome.md differs from what the report printed")
