@@ -130,7 +130,7 @@ def chart(out, table):
         return
     colours = {"none": "#888888", "memgov": "#2a7ab0", "earlyoom": "#d08020", "nohang": "#a04090",
                "oomd": "#40a040", "manual": "#b03030"}
-    w, h, pad, row = 860, 420, 50, 170
+    w, h, pad, row = 860, 440, 50, 170  # the legend below the last row's scenario names
     group = (w - 2 * pad) / len(scen)
     bar = group / (len(GOVERNORS) + 1)
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
