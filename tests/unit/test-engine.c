@@ -874,7 +874,8 @@ static void test_budget_while_max_restore_pending(void **state) {
         free(sim);
 }
 
-/* The resets this tick decided end sessions that free nothing. */
+/* The resets this tick decided free this much, as the reset measures it (nothing: the sessions
+ * they end free nothing, or they find none); the trims alike. */
 static void resets_free(Sim *sim, uint64_t freed) {
         for (unsigned j = 0; j < sim->out.n_decisions; j++)
                 if (decision_class(&sim->out.decisions[j]) == T_RESET) {
