@@ -1288,13 +1288,12 @@ static bool emergency_reset_ready(Tick *k) {
                step_available(k, LEVEL_RESET) && rested && (!e->reset_emergency_done || freed);
 }
 
-static bool plan_emergency_reset(Tick *k, const char *where) {
+/* Decided by act() once emergency_reset_ready(), with no reset pending. */
+static void plan_emergency_reset(Tick *k, const char *where) {
         Engine *e = k->e;
         const Policy *p = k->p;
         char a[FORMAT_BYTES_MAX];
 
-        if (!emergency_reset_ready(k) || (k->s->pending & (1u << ACTION_RESET)))
-                return false;
         bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY;
         char why[96];
         emergency_why(k, why, sizeof(why));
@@ -1317,7 +1316,6 @@ static bool plan_emergency_reset(Tick *k, const char *where) {
         /* A failure now starts its own backoff, reported as any: the engine learns it once. */
         e->act[ACTION_RESET].spent = false;
         note_action(k, ACTION_RESET, true);
-        return true;
 }
 
 static void act(Tick *k) {
@@ -1345,8 +1343,9 @@ static void act(Tick *k) {
          * reset.min-memory, decided before the emergency) is waited for: neither a pool step, a
          * restart, another reset nor a trim is queued ahead of the emergency reset that follows
          * it. Admission, one statement that stops the inflow of a storm, still goes. */
-        bool wait_for_reset = false;
-        if (emergency_reset_ready(k)) {
+        bool emergency_reset = emergency_reset_ready(k);
+        bool wait_for_reset = emergency_reset && (k->s->pending & (1u << ACTION_RESET));
+        if (emergency_reset && !wait_for_reset) {
                 char where[64] = "";
                 char h[FORMAT_BYTES_MAX];
                 if (restart_wanted && !restart_due)
@@ -1354,9 +1353,8 @@ static void act(Tick *k) {
                 else if (!restart_wanted && pressing_on_high(k))
                         snprintf(where, sizeof(where), "; pressing on memory.high %s",
                                  format_bytes(h, k->s->memory_high));
-                if (plan_emergency_reset(k, where))
-                        return;
-                wait_for_reset = true;
+                plan_emergency_reset(k, where);
+                return;
         }
         if (restart_due) {
                 /* The emergency reset's sessions are still ending: its result first. */
