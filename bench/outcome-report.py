@@ -62,13 +62,19 @@ def load(out):
     return runs
 
 
-def median(rs, key):
+def values(rs, key):
+    """The runs' figures for key, those that have one."""
     vals = []
     for r in rs:
         try:
             vals.append(float(r[key]))
         except (KeyError, ValueError):
             pass
+    return vals
+
+
+def median(rs, key):
+    vals = values(rs, key)
     return statistics.median(vals) if vals else None
 
 
@@ -101,8 +107,7 @@ def main():
                 elif key == "runs_killed":
                     v = sum(1 for r in rs if r.get("oom_kills", "0") not in ("", "0"))
                 elif key == "down_worst":
-                    vals = [float(r["down_seconds"]) for r in rs if r.get("down_seconds", "") not in ("", None)]
-                    v = max(vals) if vals else None
+                    v = max(values(rs, "down_seconds"), default=None)
                 elif key == "tx_ratio":
                     tx = median(rs, "transactions")
                     v = tx / base if base and tx is not None else None
