@@ -701,6 +701,12 @@ static void hold_starting(Tick *k) {
                 d->code = HOLD_STARTING;
 }
 
+/* In an emergency the reset rung ends the largest sessions down to reset.emergency-min-memory
+ * (see emergency_reset_ready()): a choice only a reset by SQL can make. */
+static bool emergency_reset_enabled(const Policy *p) {
+        return p->reset_emergency_max > 0 && p->reset_method == RESET_SQL;
+}
+
 static void observe_failures(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -732,9 +738,17 @@ static void observe_failures(Tick *k) {
                 st->gain_measured = false;
                 st->spent = true;
                 st->backoff_until = k->now + backoff;
+                /* The emergency reset chooses among other sessions than a reset at
+                 * reset.min-memory (in a storm, that one finds none): only its own failure holds
+                 * it back. The one that failed is the last decided: resets never overlap. */
+                const char *but = "";
+                if (a == ACTION_RESET && e->reset_emergency_any && st->last == e->reset_emergency_last)
+                        e->reset_emergency_backoff_until = k->now + backoff;
+                else if (a == ACTION_RESET && emergency_reset_enabled(p))
+                        but = " (an emergency reset excepted)";
                 char t[FORMAT_TIMESPAN_MAX];
-                Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED, "%s failed: not tried again for %s%s",
-                                   action_kind_to_string(a), format_timespan(t, backoff),
+                Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED, "%s failed: not tried again for %s%s%s",
+                                   action_kind_to_string(a), format_timespan(t, backoff), but,
                                    action_info(a)->sets_limit ? "" : "; the ladder may move up");
                 if (d)
                         d->action = a;
@@ -1267,8 +1281,8 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
  * session, and no session of it reaches min-memory. It comes before the pool step (whose own
  * connection and resize would hold it up in the action queue) and before a restart that would
  * end every session, and again once reset.cooldown is over while the emergency lasts, when the
- * last one freed a session's worth: sessions that grow back are ended again rather than all of
- * them by the restart. In the outcome benchmark's storm, the emergency reset came only at the top
+ * last one ended sessions: sessions that grow back are ended again rather than all of them by
+ * the restart. In the outcome benchmark's storm, the emergency reset came only at the top
  * of the ladder, behind a failed reset at reset.min-memory and a pool step, and ran at 90% of the
  * budget (at the reset rung, in the same storm: decided at 64%); in its linear growth, the four
  * sessions it had ended grew back, and the restart ended every session. */
@@ -1276,16 +1290,20 @@ static bool emergency_reset_ready(Tick *k) {
         const Engine *e = k->e;
         const Policy *p = k->p;
         const ActionState *st = &e->act[ACTION_RESET];
-        /* Again only after one that freed a session's worth (reset.emergency-min-memory), as the
-         * reset measured it: one that found no session, failed, or was not carried out (a dry
-         * run; a replay of a trace that does not hold the reset's measurement) comes once an
-         * emergency. Never within reset.cooldown of the last, even across two emergencies (an
-         * ETA or a stall that dips out for one sample). */
-        bool freed = st->last == e->reset_emergency_last && !st->pending && st->gain_measured &&
-                     st->last_gain >= 0 && (uint64_t) st->last_gain >= p->reset_emergency_min_memory;
-        bool rested = !e->reset_emergency_any || k->now - e->reset_emergency_last >= p->step[LEVEL_RESET].cooldown;
-        return k->emergency && e->level >= LEVEL_RESET && p->reset_emergency_max > 0 && p->reset_method == RESET_SQL &&
-               step_available(k, LEVEL_RESET) && rested && (!e->reset_emergency_done || freed);
+        /* Again only after one that ended sessions, each holding reset.emergency-min-memory or
+         * more by the server's own count: the reset reports what it measured only when it ended
+         * one. Not the RSS around it: the server's other sessions grow meanwhile, and what the
+         * ended ones held goes back to the allocator, whose next requests reuse it (in the
+         * outcome benchmark's linear growth, four sessions of 11-17M ended while the RSS went
+         * 205M -> 213M). One that found no session, failed, or was not carried out (a dry run; a
+         * replay of a trace that does not hold the reset's measurement) comes once an emergency.
+         * Never within reset.cooldown of the last, even across two emergencies (an ETA or a
+         * stall that dips out for one sample), nor within the backoff of the last one's failure. */
+        bool ended = st->last == e->reset_emergency_last && !st->pending && st->gain_measured;
+        bool rested = !e->reset_emergency_any || (k->now - e->reset_emergency_last >= p->step[LEVEL_RESET].cooldown &&
+                                                  k->now >= e->reset_emergency_backoff_until);
+        return k->emergency && e->level >= LEVEL_RESET && emergency_reset_enabled(p) && step_available(k, LEVEL_RESET) &&
+               rested && (!e->reset_emergency_done || ended);
 }
 
 /* Decided by act() once emergency_reset_ready(), with no reset pending. */

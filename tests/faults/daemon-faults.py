@@ -154,21 +154,30 @@ def check_replay(policy, trace, log_path, reached):
         raise Failure(f"check-ladder: {r.stderr.strip()}")
     out = subprocess.run([MEMGOV, "replay", "--json", "--policy", policy, trace], capture_output=True, text=True,
                          env=clean_env(), check=True)
-    cooldown = {"trim": 2.0, "reset": 2.0}
+    # The emergency reset is held back by its own failures' backoffs and cooldown only: a reset
+    # at reset.min-memory that failed says so ("an emergency reset excepted"); a plain reset
+    # waits for any reset's backoff and cooldown.
+    cooldown = {"trim": 2.0, "reset": 2.0, "emergency reset": 2.0}
     last, until = {}, {}
     for d in json.loads(out.stdout)["decisions"]:
         t = d["time"]["mono_us"] / 1e6
         kind = d["kind"]
-        m = re.match(r"^(trim|memory\.high|memory\.max|reset|restart) failed: not tried again for ([0-9.]+)(ms|s|m)\b",
-                     d["reason"])
+        m = re.match(r"^(trim|memory\.high|memory\.max|reset|restart) failed: not tried again for ([0-9.]+)(ms|s|m)\b"
+                     r"( \(an emergency reset excepted\))?", d["reason"])
         if kind == "effect" and m:
             until[m.group(1)] = t + float(m.group(2)) * {"ms": 1e-3, "s": 1, "m": 60}[m.group(3)]
-        if kind in ("trim", "memory.high", "memory.max", "reset", "restart"):
+            if m.group(1) == "reset" and not m.group(4):
+                until["emergency reset"] = until["reset"]
+        if kind == "reset" and ": emergency reset (" in d["reason"]:
+            kind = "emergency reset"
+        if kind in ("trim", "memory.high", "memory.max", "reset", "emergency reset", "restart"):
             if t < until.get(kind, 0) - 1e-6:
                 raise Failure(f"{kind} at +{t:.2f}s, before the end of its backoff at +{until[kind]:.2f}s")
             if kind in cooldown and kind in last and t - last[kind] < cooldown[kind] - 1e-6:
                 raise Failure(f"{kind} {t - last[kind]:.2f}s after the previous one (cooldown {cooldown[kind]}s)")
             last[kind] = t
+            if kind == "emergency reset":
+                last["reset"] = t
     return r.stdout.strip()
 
 

@@ -175,8 +175,27 @@ static void dump(const Sim *sim) {
 static void check_invariants(const Sim *sim) {
         usec_t last_action = 0, last_of[_ACTION_KIND_MAX] = {}, last_emergency_reset = 0;
         usec_t last_level_tick = 0;
+        /* A failure's backoff: the action that failed not again before it; an emergency reset
+         * only past the backoff of an emergency reset's failure. */
+        usec_t failed_until[_ACTION_KIND_MAX] = {}, emergency_failed_until = 0;
+        bool last_reset_emergency = false;
         for (unsigned i = 0; i < sim->n; i++) {
                 const Decision *d = &sim->log[i];
+                if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED && action_info(d->action)->paced) {
+                        usec_t until = sim->at[i] + action_info(d->action)->backoff(&sim->p);
+                        if (d->action == ACTION_RESET && last_reset_emergency)
+                                emergency_failed_until = until;
+                        failed_until[d->action] = until;
+                }
+                if (decision_is_action(d) && action_info(d->action)->paced) {
+                        bool emergency_reset = d->code == ACTION_EMERGENCY_RESET;
+                        if (emergency_reset ? sim->at[i] < emergency_failed_until : sim->at[i] < failed_until[d->action]) {
+                                dump(sim);
+                                fail_msg("%s within the backoff of its failure", decision_name(d));
+                        }
+                        if (d->action == ACTION_RESET)
+                                last_reset_emergency = emergency_reset;
+                }
                 /* The ladder's own actions: those paced by their rung (the registry's "paced"). */
                 if (decision_is_action(d) && action_info(d->action)->paced) {
                         if (last_action && !d->emergency && sim->at[i] - last_action < sim->p.settle) {
@@ -874,9 +893,23 @@ static void test_budget_while_max_restore_pending(void **state) {
         free(sim);
 }
 
-/* The resets this tick decided free this much, as the reset measures it (nothing: the sessions
- * they end free nothing, or they find none); the trims alike. */
+/* The resets this tick decided find no session to end (or cannot connect): they fail. */
+#define FINDS_NONE UINT64_MAX
+static void resets_fail(Sim *sim, int error) {
+        for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                if (decision_class(&sim->out.decisions[j]) == T_RESET) {
+                        ActionResult r = { .error = error };
+                        action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
+                }
+}
+
+/* The resets this tick decided end sessions and free this much, as the reset measures it (its
+ * RSS may not fall: the server grows meanwhile), or find none (FINDS_NONE); the trims alike. */
 static void resets_free(Sim *sim, uint64_t freed) {
+        if (freed == FINDS_NONE) {
+                resets_fail(sim, -ENOENT);
+                return;
+        }
         for (unsigned j = 0; j < sim->out.n_decisions; j++)
                 if (decision_class(&sim->out.decisions[j]) == T_RESET) {
                         ActionResult r = { .error = 0, .has_freed = true, .freed = freed };
@@ -887,6 +920,7 @@ static void resets_free(Sim *sim, uint64_t freed) {
 static void resets_free_nothing(Sim *sim) {
         resets_free(sim, 0);
 }
+
 
 static void trims_free(Sim *sim, uint64_t freed) {
         for (unsigned j = 0; j < sim->out.n_decisions; j++)
@@ -959,10 +993,11 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         expect(sim->s.memory_current + apply_bp(BUDGET, sim->p.throttle_margin) / 2 < sim->s.memory_high);
 
         /* It freed 100M; the server climbs on. After reset.cooldown, the restart held back by
-         * min-uptime, it comes again; that one frees nothing, and there is no third: memory.high
-         * makes way, and at restart.at, in the emergency, the restart min-uptime would hold. */
+         * min-uptime, it comes again; that one finds no session, and there is no third:
+         * memory.high makes way, and at restart.at, in the emergency, the restart min-uptime
+         * would hold. */
         unsigned mark = sim->n;
-        at = climb_into_high(sim, 30 * MB, 600, true, 0);
+        at = climb_into_high(sim, 30 * MB, 600, true, FINDS_NONE);
         const Decision *again = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
         expect(again && strstr(again->reason, "; the restart held back"));
         expect(sim->at[again - sim->log] - sim->at[er - sim->log] >= sim->p.step[LEVEL_RESET].cooldown);
@@ -1000,24 +1035,30 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         check_invariants(sim);
         free(sim);
 
-        /* A climb where the emergency reset frees less than a session's worth (1M, under
-         * reset.emergency-min-memory): once an emergency. */
-        sim = sim_new(false);
-        sim->s.uptime = 2 * USEC_PER_MINUTE;
-        set_ws(sim, 2 * GB);
-        for (unsigned i = 0, left = 180; i < 900 && left > 0; i++) {
-                set_ws(sim, MIN(sim->s.memory_current + 10 * MB, sim->s.memory_high));
-                sim_tick(sim, SEC);
-                resets_free(sim, MB);
-                if (find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0))
-                        left--;
+        /* A climb where the emergency reset ends sessions but the server's RSS does not fall
+         * around it (its other sessions grow meanwhile: the linear growth of the outcome
+         * benchmark): it comes again after reset.cooldown. Where it finds no session: once an
+         * emergency. */
+        for (int none = 0; none < 2; none++) {
+                sim = sim_new(false);
+                sim->s.uptime = 2 * USEC_PER_MINUTE;
+                set_ws(sim, 2 * GB);
+                for (unsigned i = 0, left = 180; i < 900 && left > 0; i++) {
+                        set_ws(sim, MIN(sim->s.memory_current + 10 * MB, sim->s.memory_high));
+                        sim_tick(sim, SEC);
+                        resets_free(sim, none ? FINDS_NONE : 0);
+                        if (find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0))
+                                left--;
+                }
+                first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+                expect(first && sim->now - sim->at[first - sim->log] > 2 * sim->p.step[LEVEL_RESET].cooldown);
+                expect(sim->out.eta <= sim->p.emergency_eta &&
+                       ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
+                second = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1);
+                expect((second == NULL) == none);
+                check_invariants(sim);
+                free(sim);
         }
-        first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
-        expect(first && sim->now - sim->at[first - sim->log] > 2 * sim->p.step[LEVEL_RESET].cooldown);
-        expect(sim->out.eta <= sim->p.emergency_eta && ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
-        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1));
-        check_invariants(sim);
-        free(sim);
 
         sim = sim_new(false);
         sim->s.uptime = 2 * USEC_PER_MINUTE;
@@ -1069,6 +1110,7 @@ static void test_emergency_reset_not_behind_the_pool(void **state) {
                 sim_tick(sim, SEC);
                 const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
                 expect(er && !find(sim, T_POOL, mark) && !find(sim, T_RESTART, mark));
+                expect(find_text(sim, T_EFFECT, "reset failed: not tried again for 10m (an emergency reset excepted)", mark));
                 /* The old server's restart comes once the emergency reset is over. */
                 resets_free_nothing(sim);
                 sim_tick(sim, SEC);
@@ -1098,6 +1140,28 @@ static void test_emergency_reset_flickering(void **state) {
         check_invariants(sim);
         free(sim);
 
+        /* The same, every reset failing (the server's socket refuses memgov): a failed emergency
+         * reset is not tried again within reset.backoff, whatever the emergency does; the failure
+         * of a reset at reset.min-memory would not have held it back, and its line says so. */
+        sim = sim_new(false);
+        sim->p.step[LEVEL_RESTART].enabled = false;
+        sim_policy_changed(sim);
+        set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
+        for (unsigned i = 0; i < 1300; i++) {
+                sim->s.psi.full.avg10 = i % 20 == 19 ? 0 : 3000;
+                set_ws(sim, MIN(BUDGET - apply_bp(BUDGET, 300), sim->s.memory_high));
+                sim_tick(sim, SEC);
+                resets_fail(sim, -EPERM);
+        }
+        const Decision *first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        const Decision *second = first ? find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1) : NULL;
+        expect(first && second && count(sim, T_RESET, 0) == 3);
+        expect(sim->at[second - sim->log] - sim->at[first - sim->log] >= sim->p.step[LEVEL_RESET].backoff);
+        const Decision *failed = find(sim, T_EFFECT, (unsigned) (first - sim->log));
+        expect(failed && failed->code == EFFECT_FAILED && !strstr(failed->reason, "excepted"));
+        check_invariants(sim);
+        free(sim);
+
         /* A young server climbing into the throttle's memory.high, PSI full under the guard: its
          * emergency reset found nothing; with the restart, memory.high makes way up to
          * restart.at; without one, there is nothing to make way for. */
@@ -1106,7 +1170,7 @@ static void test_emergency_reset_flickering(void **state) {
                 sim->p.step[LEVEL_RESTART].enabled = restart;
                 sim_policy_changed(sim);
                 sim->s.uptime = 2 * USEC_PER_MINUTE;
-                climb_into_high(sim, 30 * MB, 300, true, 0);
+                climb_into_high(sim, 30 * MB, 300, true, FINDS_NONE);
                 expect(find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
                 expect(!find_text(sim, T_SET_HIGH, "making way", 0) == !restart);
                 free(sim);
