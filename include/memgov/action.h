@@ -41,6 +41,9 @@ typedef struct ActionInfo {
          * reclaimed-bytes metric. */
         const char *freed_column;
         bool reclaims; /* shown in memgov_reclaimed_bytes_total */
+        /* It changes a setting of the server process (max_connections, the buffer pool's size),
+         * which a new process starts without: its cooldown and backoff start over with it. */
+        bool process_setting;
         /* Not tried again for this long after a failure. */
         usec_t (*backoff)(const Policy *p);
         /* How long its actuator may run before the engine hears it failed. */

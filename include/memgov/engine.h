@@ -202,6 +202,7 @@ typedef struct Engine {
         bool reset_emergency_any;    /* an emergency reset was ever decided... */
         usec_t reset_emergency_last; /* ...last at this time (none again within reset.cooldown) */
         usec_t reset_emergency_backoff_until; /* the last emergency reset failed: none before this */
+        bool reset_last_emergency;  /* the last reset decided is an emergency reset */
         bool admit_restoring; /* the last admission decision puts max_connections back */
         bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
         usec_t max_raised_at;

@@ -156,7 +156,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
         [ACTION_POOL] = {
                 .name = "pool", .verb = "resize pool", .summary = "buffer-pool resize(s)",
                 .message_id = "5b8c2e1f6a9d4f0b8e3a7c1d2f4b6e90",
-                .level = LEVEL_POOL, .paced = true, .measured = true, .freed_column = "pool_freed", .reclaims = true,
+                .level = LEVEL_POOL, .paced = true, .process_setting = true, .measured = true, .freed_column = "pool_freed", .reclaims = true,
                 .backoff = pool_backoff, .timeout = pool_timeout, .capabilities = pool_caps,
                 .chart_rgb = 0xdbdb8d, .chart_text_rgb = 0x827717, .chart_rank = 5, .chart_label = "pool",
                 .chart_legend = "buffer pool resized",
@@ -166,7 +166,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .message_id = "1b35d506ab044f7fa5b30ccee69abd21",
                 /* Not measured: it gives nothing back, it stops the growth that new connections
                  * bring; once it is in place and the working set still rises, the ladder goes on. */
-                .level = LEVEL_ADMIT, .paced = true,
+                .level = LEVEL_ADMIT, .paced = true, .process_setting = true,
                 .backoff = admit_backoff, .timeout = admit_timeout, .capabilities = admit_caps,
                 .chart_rgb = 0x9edae5, .chart_text_rgb = 0x00838f, .chart_rank = 3, .chart_label = "admit",
                 .chart_legend = "max_connections set",

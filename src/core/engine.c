@@ -619,6 +619,18 @@ static void observe_events(Tick *k) {
          * to grow or put back. */
         e->pool_steps = 0;
         e->admit_lowered = false;
+        /* Nor is any change of them paced: in the outcome benchmark's storm, the new server, its
+         * clients back at once, met the OOM killer 38 s after the graceful restart, its
+         * max_connections at 400 again and admission held by the cooldown of the lowering on
+         * the old process. */
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                ActionState *st = &e->act[a];
+                if (!action_info(a)->process_setting || st->pending)
+                        continue;
+                st->last = 0;
+                st->spent = false;
+                st->backoff_until = 0;
+        }
         /* And it starts by starting: where the signal exists, until it says otherwise. */
         if (new_pid && e->accepting_known && !(s->has & SAMPLE_HAS_ACCEPTING)) {
                 startup_begin(e, k->ws);
@@ -707,6 +719,9 @@ static bool emergency_reset_enabled(const Policy *p) {
         return p->reset_emergency_max > 0 && p->reset_method == RESET_SQL;
 }
 
+/* Said of a reset's backoff that does not hold the emergency reset back. */
+#define EMERGENCY_EXCEPTED " (an emergency reset excepted)"
+
 static void observe_failures(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -716,6 +731,7 @@ static void observe_failures(Tick *k) {
                         continue;
                 ActionState *st = &e->act[a];
                 usec_t backoff = action_info(a)->backoff(p);
+                bool was_pending = st->pending;
                 if (a == ACTION_RESTART)
                         e->restart_pending = false;
                 else if (a == ACTION_POOL && !e->pool_growing && e->pool_steps > 0)
@@ -740,12 +756,13 @@ static void observe_failures(Tick *k) {
                 st->backoff_until = k->now + backoff;
                 /* The emergency reset chooses among other sessions than a reset at
                  * reset.min-memory (in a storm, that one finds none): only its own failure holds
-                 * it back. The one that failed is the last decided: resets never overlap. */
+                 * it back. The one that failed is the last decided: no reset is decided while
+                 * another is pending (act()). */
                 const char *but = "";
-                if (a == ACTION_RESET && e->reset_emergency_any && st->last == e->reset_emergency_last)
+                if (a == ACTION_RESET && was_pending && e->reset_last_emergency)
                         e->reset_emergency_backoff_until = k->now + backoff;
                 else if (a == ACTION_RESET && emergency_reset_enabled(p))
-                        but = " (an emergency reset excepted)";
+                        but = EMERGENCY_EXCEPTED;
                 char t[FORMAT_TIMESPAN_MAX];
                 Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED, "%s failed: not tried again for %s%s%s",
                                    action_kind_to_string(a), format_timespan(t, backoff), but,
@@ -804,18 +821,24 @@ static void measure_effects(Tick *k) {
                 else
                         snprintf(what, sizeof(what), "%s freed", action_kind_to_string(a));
                 Decision *d;
+                /* The emergency reset is held back by its own rules (emergency_reset_ready()), not
+                 * by this backoff; and its result does not end the backoff of a reset at
+                 * reset.min-memory that failed or found too little before it. */
+                bool emergency = a == ACTION_RESET && e->reset_last_emergency;
                 if (gain < 0 || (uint64_t) gain < sp->min_gain) {
                         st->spent = true;
-                        st->backoff_until = st->last + sp->backoff;
+                        st->backoff_until = MAX(st->backoff_until, st->last + sp->backoff);
                         d = emit_code(k, DECISION_EFFECT, EFFECT_TOO_LITTLE,
-                                 "%s %s%s%s%s%s, under %s.min-gain %s: not again for %s, and the ladder "
+                                 "%s %s%s%s%s%s, under %s.min-gain %s: not again for %s%s, and the ladder "
                                  "moves up if the working set keeps rising",
                                  what, gain <= 0 ? "nothing" : "only ", gain <= 0 ? "" : format_bytes(g, (uint64_t) gain),
                                  assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")",
                                  level_to_string(info->level), format_bytes(x, sp->min_gain),
-                                 format_timespan(t, st->backoff_until > k->now ? st->backoff_until - k->now : 0));
+                                 format_timespan(t, st->backoff_until > k->now ? st->backoff_until - k->now : 0),
+                                 a == ACTION_RESET && emergency_reset_enabled(k->p) ? EMERGENCY_EXCEPTED : "");
                 } else {
-                        st->spent = false;
+                        if (!emergency || k->now >= st->backoff_until)
+                                st->spent = false;
                         d = emit_code(k, DECISION_EFFECT, EFFECT_FREED, "%s %s%s%s%s", what, format_bytes(g, (uint64_t) gain),
                                  assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")");
                 }
@@ -1299,7 +1322,7 @@ static bool emergency_reset_ready(Tick *k) {
          * replay of a trace that does not hold the reset's measurement) comes once an emergency.
          * Never within reset.cooldown of the last, even across two emergencies (an ETA or a
          * stall that dips out for one sample), nor within the backoff of the last one's failure. */
-        bool ended = st->last == e->reset_emergency_last && !st->pending && st->gain_measured;
+        bool ended = e->reset_last_emergency && !st->pending && st->gain_measured;
         bool rested = !e->reset_emergency_any || (k->now - e->reset_emergency_last >= p->step[LEVEL_RESET].cooldown &&
                                                   k->now >= e->reset_emergency_backoff_until);
         return k->emergency && e->level >= LEVEL_RESET && emergency_reset_enabled(p) && step_available(k, LEVEL_RESET) &&
@@ -1329,10 +1352,9 @@ static void plan_emergency_reset(Tick *k, const char *where) {
                 d->reset_min_idle = p->reset_min_idle;
                 d->reset_in_trx = in_trx;
         }
-        e->reset_emergency_done = e->reset_emergency_any = true;
+        e->reset_emergency_done = e->reset_emergency_any = e->reset_last_emergency = true;
         e->reset_emergency_last = k->now;
-        /* A failure now starts its own backoff, reported as any: the engine learns it once. */
-        e->act[ACTION_RESET].spent = false;
+        /* The backoff of a reset at reset.min-memory runs on: announced, and kept. */
         note_action(k, ACTION_RESET, true);
 }
 
@@ -1357,12 +1379,15 @@ static void act(Tick *k) {
         k->restart_held = e->level >= LEVEL_RESTART && step_available(k, LEVEL_RESTART) && !restart_due;
         /* In an emergency, the emergency reset first (emergency_reset_ready); the reasons say
          * whether the restart is held back (by its guard rails: then the OOM killer is what comes)
-         * or the server presses on the throttle's memory.high. A reset still pending (one at
-         * reset.min-memory, decided before the emergency) is waited for: neither a pool step, a
-         * restart, another reset nor a trim is queued ahead of the emergency reset that follows
-         * it. Admission, one statement that stops the inflow of a storm, still goes. */
+         * or the server presses on the throttle's memory.high. A reset whose result is not in yet
+         * (one at reset.min-memory, decided before the emergency) is waited for: neither a pool
+         * step, a restart, another reset nor a trim is queued ahead of the emergency reset that
+         * follows it. Admission, one statement that stops the inflow of a storm, still goes. No
+         * reset is decided while another one's result is not in: a failure is that of the last
+         * reset decided. */
         bool emergency_reset = emergency_reset_ready(k);
-        bool wait_for_reset = emergency_reset && (k->s->pending & (1u << ACTION_RESET));
+        bool reset_outstanding = (k->s->pending & (1u << ACTION_RESET)) || e->act[ACTION_RESET].pending;
+        bool wait_for_reset = emergency_reset && reset_outstanding;
         if (emergency_reset && !wait_for_reset) {
                 char where[64] = "";
                 char h[FORMAT_BYTES_MAX];
@@ -1433,7 +1458,7 @@ static void act(Tick *k) {
                 return;
         }
 
-        if (e->level >= LEVEL_RESET && !wait_for_reset && step_available(k, LEVEL_RESET) && !e->act[ACTION_RESET].spent &&
+        if (e->level >= LEVEL_RESET && !reset_outstanding && step_available(k, LEVEL_RESET) && !e->act[ACTION_RESET].spent &&
             cooldown_over(k, ACTION_RESET, LEVEL_RESET) && recheck(k, LEVEL_RESET)) {
                 bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY && k->emergency;
                 Decision *d = emit_action(k, ACTION_RESET,
@@ -1448,6 +1473,7 @@ static void act(Tick *k) {
                         d->reset_min_idle = p->reset_min_idle;
                         d->reset_in_trx = in_trx;
                 }
+                e->reset_last_emergency = false;
                 note_action(k, ACTION_RESET, true);
                 return;
         }

@@ -406,6 +406,16 @@ static bool run(Scenario *sc, const Fault *f) {
                                 sc->reported++;
                         }
 
+                        /* A new server process starts without the settings memgov changed:
+                         * their changes are paced afresh (engine.c, observe_events). */
+                        if (d->kind == DECISION_EVENT &&
+                            (d->code == EVENT_RESTART_DONE || d->code == EVENT_RESTART_FOREIGN))
+                                for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
+                                        if (action_info(a)->process_setting && !(unreported & (1u << a))) {
+                                                acted[a] = false;
+                                                backoff_until[a] = 0;
+                                        }
+
                         if (decision_is_action(d)) {
                                 ActionKind a = d->action;
                                 /* The emergency reset: once an emergency (the fake actuator's

@@ -181,6 +181,11 @@ static void check_invariants(const Sim *sim) {
         bool last_reset_emergency = false;
         for (unsigned i = 0; i < sim->n; i++) {
                 const Decision *d = &sim->log[i];
+                /* A new server process: the settings memgov changed are paced afresh. */
+                if (d->kind == DECISION_EVENT && (d->code == EVENT_RESTART_DONE || d->code == EVENT_RESTART_FOREIGN))
+                        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
+                                if (action_info(a)->process_setting)
+                                        last_of[a] = failed_until[a] = 0;
                 if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED && action_info(d->action)->paced) {
                         usec_t until = sim->at[i] + action_info(d->action)->backoff(&sim->p);
                         if (d->action == ACTION_RESET && last_reset_emergency)
@@ -1120,6 +1125,53 @@ static void test_emergency_reset_not_behind_the_pool(void **state) {
         }
 }
 
+/* A reset at reset.min-memory whose result is not in yet, though the actuator no longer counts
+ * it as pending (it finished; the daemon has not collected its result), when the rise becomes
+ * an emergency: no reset is decided before that result, so that a failure is charged to the
+ * reset that failed. It found none: that does not hold the emergency reset back, which ends
+ * sessions, and again after reset.cooldown; nor does the emergency reset's success end the
+ * backoff announced for the reset at reset.min-memory (check_invariants). */
+static void test_emergency_reset_after_an_uncollected_reset(void **state) {
+        Sim *sim = sim_new(false);
+        sim->p.settle = 5 * USEC_PER_MINUTE; /* the working set does not stand in for the result */
+        sim_policy_changed(sim);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        for (unsigned i = 0; i < 1800 && !find(sim, T_RESET, 0); i++) {
+                set_ws(sim, sim->s.memory_current + 3 * MB); /* OOM in about 28 minutes */
+                sim_tick(sim, SEC);
+                trims_free(sim, 100 * MB);
+        }
+        const Decision *r = find(sim, T_RESET, 0);
+        expect(r && r->code != ACTION_EMERGENCY_RESET);
+        Decision reset = *r;
+        unsigned mark = sim->n;
+        for (unsigned i = 0; i < 90; i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 20 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+        }
+        expect(sim->out.eta <= sim->p.emergency_eta && !find(sim, T_RESET, mark));
+        ActionResult res = { .error = -ENOENT };
+        action_feedback_add(&sim->fb, &reset, &res);
+        set_ws(sim, MIN(sim->s.memory_current + 20 * MB, sim->s.memory_high));
+        sim_tick(sim, SEC);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+        expect(er && find_text(sim, T_EFFECT, "reset failed: not tried again for 10m (an emergency reset excepted)", mark));
+        /* It ends sessions (100M by its measure); the server climbs on, the emergency lasts. */
+        for (unsigned i = 0; i < 300; i++) {
+                resets_free(sim, 100 * MB);
+                set_ws(sim, MIN(sim->s.memory_current + 2 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+        }
+        const Decision *again = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (er - sim->log) + 1);
+        expect(again && sim->at[again - sim->log] - sim->at[er - sim->log] < sim->p.step[LEVEL_RESET].backoff);
+        /* The reset at reset.min-memory is still held back by the backoff its failure announced,
+         * which the emergency resets' results did not end. */
+        expect(sim->e.act[ACTION_RESET].spent &&
+               sim->e.act[ACTION_RESET].backoff_until >= sim->at[er - sim->log] + sim->p.step[LEVEL_RESET].backoff);
+        check_invariants(sim);
+        free(sim);
+}
+
 /* An emergency that flickers (a stall at restart.at whose PSI full dips under the guard for one
  * sample every 20 s), the restart disabled: the emergency reset, though each dip ends one
  * emergency, never comes within reset.cooldown of the last; and memory.high, with no restart to
@@ -1910,13 +1962,28 @@ static void test_admit_failure_and_new_server(void **state) {
         expect(find(sim, T_RESET, mark));
         free(sim);
 
+        /* A new server process starts at its configured max_connections: nothing to put back.
+         * The storm goes on against it (its clients back at once): admission lowers it again,
+         * within admit.cooldown of the lowering on the old process. */
         sim = sim_new(false);
         storm(sim, 20, 1);
         expect(sim->e.admit_lowered);
+        usec_t lowered = last_at(sim, T_ADMIT);
         sim->s.pid = 200;
         sim->s.uptime = SEC;
+        sim->s.connections = 5;
+        set_ws(sim, STORM_WS);
         sim_tick(sim, SEC);
         expect(!sim->e.admit_lowered);
+        mark = sim->n;
+        for (unsigned t = 0; t < 60 && !find(sim, T_ADMIT, mark); t++) {
+                set_ws(sim, STORM_WS + (uint64_t) t * 2 * MB);
+                sim->s.connections = 5 + 2 * t;
+                sim_tick(sim, SEC);
+        }
+        const Decision *again = find(sim, T_ADMIT, mark);
+        expect(again && !again->admit_restore && sim->at[again - sim->log] - lowered < sim->p.step[LEVEL_ADMIT].cooldown);
+        expect(sim->e.admit_lowered);
         free(sim);
 }
 
@@ -1948,6 +2015,7 @@ int main(void) {
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
                 cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
+                cmocka_unit_test(test_emergency_reset_after_an_uncollected_reset),
                 cmocka_unit_test(test_emergency_reset_flickering),
                 cmocka_unit_test(test_emergency_reset_dry_run_once),
                 cmocka_unit_test(test_own_drops_keep_the_trend),
