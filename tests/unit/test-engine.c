@@ -1176,17 +1176,25 @@ static void test_emergency_reset_after_an_uncollected_reset(void **state) {
  * sample every 20 s), the restart disabled: the emergency reset, though each dip ends one
  * emergency, never comes within reset.cooldown of the last; and memory.high, with no restart to
  * make way for, does not make way. */
-static void test_emergency_reset_flickering(void **state) {
+static Sim *flicker(unsigned seconds, int reset_error) {
         Sim *sim = sim_new(false);
         sim->p.step[LEVEL_RESTART].enabled = false;
         sim_policy_changed(sim);
         set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
-        for (unsigned i = 0; i < 600; i++) {
+        for (unsigned i = 0; i < seconds; i++) {
                 sim->s.psi.full.avg10 = i % 20 == 19 ? 0 : 3000;
                 set_ws(sim, MIN(BUDGET - apply_bp(BUDGET, 300), sim->s.memory_high));
                 sim_tick(sim, SEC);
-                resets_free_nothing(sim);
+                if (reset_error)
+                        resets_fail(sim, reset_error);
+                else
+                        resets_free_nothing(sim);
         }
+        return sim;
+}
+
+static void test_emergency_reset_flickering(void **state) {
+        Sim *sim = flicker(600, 0);
         expect(count(sim, T_RESET, 0) >= 2);
         expect(!find_text(sim, T_SET_HIGH, "making way", 0));
         check_invariants(sim);
@@ -1195,16 +1203,7 @@ static void test_emergency_reset_flickering(void **state) {
         /* The same, every reset failing (the server's socket refuses memgov): a failed emergency
          * reset is not tried again within reset.backoff, whatever the emergency does; the failure
          * of a reset at reset.min-memory would not have held it back, and its line says so. */
-        sim = sim_new(false);
-        sim->p.step[LEVEL_RESTART].enabled = false;
-        sim_policy_changed(sim);
-        set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
-        for (unsigned i = 0; i < 1300; i++) {
-                sim->s.psi.full.avg10 = i % 20 == 19 ? 0 : 3000;
-                set_ws(sim, MIN(BUDGET - apply_bp(BUDGET, 300), sim->s.memory_high));
-                sim_tick(sim, SEC);
-                resets_fail(sim, -EPERM);
-        }
+        sim = flicker(1300, -EPERM);
         const Decision *first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
         const Decision *second = first ? find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1) : NULL;
         expect(first && second && count(sim, T_RESET, 0) == 3);
