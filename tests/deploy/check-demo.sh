@@ -10,7 +10,13 @@ server=${2:-}
 [[ $(id -u) == 0 ]] || { echo "check-demo: SKIP: memgov demo needs root" >&2; exit 77; }
 out=$(mktemp -d /var/tmp/memgov-demo-test.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-fail() { echo "check-demo: FAIL: $*" >&2; cat "$out/summary.txt" >&2 || true; exit 1; }
+fail() {
+        echo "check-demo: FAIL: $*" >&2
+        cat "$out/summary.txt" >&2 || true
+        # What memgov decided and what its actions said: the directory goes with the test.
+        grep -E '^memgov: (level|trim|reset|restart|effect|warning|error)|-> ' "$out/demo/memgov.log" >&2 || true
+        exit 1
+}
 
 NO_COLOR=1 "$memgov" demo -o "$out/demo" ${server:+--server "$server"} >"$out/summary.txt" 2>&1 ||
         fail "memgov demo${server:+ --server $server} failed"
