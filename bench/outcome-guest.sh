@@ -366,7 +366,8 @@ PY
 case $governor in
 memgov) acted=$(grep -cE 'memgov\[[0-9]+\]: (trim|set memory\.high|set memory\.max|set max_connections|reset|restart|resize pool) ' \
                 "$results/governor.log" || true) ;;
-earlyoom) acted=$(grep -ciE 'sending SIG|killed' "$results/governor.log" || true) ;;
+# Its kills only: the settings line it prints at start also says "sending SIGTERM when ...".
+earlyoom) acted=$(grep -cE 'sending SIG[A-Z]+ to process' "$results/governor.log" || true) ;;
 nohang) acted=$(grep -ciE 'corrective action|implement' "$results/governor.log" || true) ;;
 oomd) acted=$(grep -ciE 'killed' "$results/governor.log" || true) ;;
 manual) acted=$(wc -l <"$results/manual.log") ;;

@@ -7,7 +7,6 @@ standard output and in OUT/outcome.md, and a chart in OUT/outcome.svg.
 """
 import glob
 import os
-import re
 import statistics
 import sys
 
@@ -52,12 +51,6 @@ def load(out):
         for log in glob.glob(os.path.join(os.path.dirname(f), "sb.*.log")):
             refused += open(log, errors="replace").read().count("FATAL: error 1040:")
         r["refused"] = str(refused)
-        # earlyoom's kills, from its log: the guest's count also took the line of its settings
-        # it prints at start ("sending SIGTERM when mem <= 10.00% ..."), one action in every run.
-        log = os.path.join(os.path.dirname(f), "governor.log")
-        if r.get("governor") == "earlyoom" and os.path.exists(log):
-            r["governor_actions"] = str(sum(1 for line in open(log, errors="replace")
-                                            if re.search(r"sending SIG[A-Z]+ to process", line)))
         runs.setdefault((r.get("scenario"), r.get("governor")), []).append(r)
     return runs
 
