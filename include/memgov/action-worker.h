@@ -45,7 +45,8 @@ int action_worker_submit(ActionWorker *w, ActionJob *job);
 void action_worker_keep(ActionWorker *w, const ActionTarget *target, const Policy *policy, bool dry_run);
 /* Takes the finished jobs, up to max; clears the eventfd. */
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
-/* The actions waiting or being carried out: bits (1 << ActionKind), as Sample.pending. */
+/* The actions waiting, being carried out, or finished with their result not collected yet:
+ * bits (1 << ActionKind), as Sample.pending. */
 unsigned action_worker_pending(ActionWorker *w);
 /* The job being carried out, if any: its id, decision and start time. */
 bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started);

@@ -269,6 +269,11 @@ unsigned action_worker_pending(ActionWorker *w) {
                 mask |= 1u << w->running->decision.action;
         for (unsigned i = 0; i < w->n; i++)
                 mask |= 1u << w->queue[(w->head + i) % ACTION_QUEUE].decision.action;
+        /* Finished, but its result is not collected yet: to the engine it is still outstanding.
+         * Otherwise a job that ends while a sample is read looks done with no result, and the
+         * engine would judge it by the working set alone. */
+        for (unsigned i = 0; i < w->done_n; i++)
+                mask |= 1u << w->done[i].decision.action;
         pthread_mutex_unlock(&w->lock);
         return mask;
 }

@@ -440,8 +440,8 @@ static void act_on(Manager *m, const EngineOutput *out) {
         }
 }
 
-static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Manager *m = userdata;
+/* The finished jobs' results: logged, counted, and handed to the engine's next tick. */
+static void collect_results(Manager *m) {
         unsigned n = action_worker_collect(m->worker, m->collected, ACTION_QUEUE);
         for (unsigned i = 0; i < n; i++) {
                 const ActionJob *j = &m->collected[i];
@@ -456,6 +456,10 @@ static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         action_feedback_add(&m->feedback, &j->decision, &j->result);
                 remember_result(m, j);
         }
+}
+
+static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        collect_results(userdata);
         return 0;
 }
 
@@ -578,6 +582,9 @@ void manager_tick(Manager *m, const char *reason) {
         check_overdue(m, mono);
         s.limits_readonly = limits_readonly(m);
         sample_accepting(m, &s);
+        /* A job that finished while the sample was read: its result belongs to this tick (one
+         * that finishes after this is still counted pending, action_worker_pending()). */
+        collect_results(m);
         unsigned pending = action_worker_pending(m->worker);
         if (m->opts.record_only) {
                 action_feedback_apply(&m->feedback, &s, pending);
