@@ -9,30 +9,40 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each phase says how long it took: where the time goes, run by run.
+phase_start=$SECONDS phase_name=
+phase() {
+        [[ -z $phase_name ]] || echo "== $phase_name: $((SECONDS - phase_start)) s (total $SECONDS s)"
+        phase_name=$1 phase_start=$SECONDS
+        [[ -z $1 ]] || echo "== $1"
+}
+
+phase "setup"
 ./scripts/setup-deps.sh --test
-echo "== test servers (Debian chroots, built once and cached: docs/testing.md)"
+phase "test servers (Debian chroots, built once and cached: docs/testing.md)"
 ./scripts/provision-servers.sh
 
-echo "== build"
+phase "build"
 ./scripts/build.sh build
 
-echo "== tests"
+phase "tests"
 # The fault tests run once, under the sanitizers below, where a leak or an overflow shows.
 meson test -C build --print-errorlogs --num-processes 2 --no-suite faults --no-suite vm
 
 # After the host's tests, not beside them: the servers' tests want the machine to themselves
 # (run together, a MySQL buffer-pool resize took past its minute).
-echo "== tests under ASan and UBSan"
+phase "tests under ASan and UBSan"
 ./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite replay --suite integration \
         --suite inject --suite faults
 
-echo "== tests on a real cgroup v2 kernel (VMs, two at a time)"
+phase "tests on a real cgroup v2 kernel (VMs, two at a time)"
 # On their own: a VM beside another VM, not beside the host's tests.
 meson test -C build --print-errorlogs --num-processes 2 --suite vm
 
-echo "== fuzzing: every target for a few seconds (scripts/fuzz.sh; longer runs in docs/fuzzing.md)"
+phase "fuzzing: every target for a few seconds (scripts/fuzz.sh; longer runs in docs/fuzzing.md)"
 ./scripts/fuzz.sh --seconds 3
 
-echo "== all tests passed"
+phase ""
+echo "== all tests passed in $SECONDS s"
