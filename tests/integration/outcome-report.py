@@ -64,12 +64,12 @@ with tempfile.TemporaryDirectory() as out:
                                             peak_bytes=390 << 20, storm_queries=10 * n),
             {"sb.storm-4.log": refusal * n, "sb.storm-5.log": refusal})
     run(out, "linear", "none", 1, dict(base, transactions=50, down_seconds=0, peak_bytes=200 << 20, storm_queries=0))
-    # earlyoom's settings at its start are no action; its kills are.
+    # The guest counts earlyoom's kills (not the settings line it prints at start): the report
+    # takes the count from result.env, whatever the log says.
     banner = "vm earlyoom[220]: sending SIGTERM when mem <= 10.00% and swap <= 10.00%,\n"
-    kill = 'vm earlyoom[220]: sending SIGTERM to process 243 uid 103 "mariadbd": badness 900, VmRSS 360 MiB\n'
-    for n, text in enumerate([banner, banner + kill, banner + kill + kill], 1):
+    for n in (1, 2, 3):
         run(out, "storm", "earlyoom", n, dict(base, transactions=100, down_seconds=9, peak_bytes=384 << 20,
-                                              governor_actions=n), {"governor.log": text})
+                                              governor_actions=n - 1), {"governor.log": banner * 5})
     # Unfinished: the VM timed out with the server stuck; only the probe's and memory's figures.
     run(out, "storm", "oomd", 1, {"unfinished": 1, "down_seconds": 600, "peak_bytes": 384 << 20})
     r = subprocess.run([sys.executable, REPORT, out, "earlyoom 1.7", "384M", "10", "3"], capture_output=True, text=True)
