@@ -9,6 +9,7 @@
 # `bench/outcome.sh BUILD --out COPY --resume` on a copy of it makes only the runs it lacks
 # (those whose ident no longer matches: other benchmark scripts, settings or memgov).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 out=${1:?usage: outcome-keep.sh OUT DEST}
 dest=${2:?usage: outcome-keep.sh OUT DEST}
 n=0
@@ -20,9 +21,7 @@ for f in "$out"/*/*/run-*/result.env; do
         cp "$f" "$dest/$rel/result.env"
         [[ -f $d/ident ]] && cp "$d/ident" "$dest/$rel/ident"
         if ! grep -q '^refused=' "$f"; then
-                # sysbench aborts a thread whose connection the server refused (error 1040).
-                refused=$(cat "$d"/sb.*.log 2>/dev/null | grep -c 'FATAL: error 1040:' || true)
-                echo "refused=$refused" >>"$dest/$rel/result.env"
+                echo "refused=$(python3 "$here/outcome-report.py" --refused "$d")" >>"$dest/$rel/result.env"
         fi
         n=$((n + 1))
 done

@@ -4,6 +4,7 @@
 standard output and in OUT/outcome.md, and a chart in OUT/outcome.svg.
 
   outcome-report.py OUT VERSIONS MEMORYMAX SCALE RUNS
+  outcome-report.py --refused RUNDIR    (one run's refused connections, for outcome-keep.sh)
 """
 import glob
 import os
@@ -34,6 +35,15 @@ FIELDS = [  # key, heading, format
 ]
 
 
+def count_refused(rundir):
+    """New connections the server refused with a clean "Too many connections" (admission, or
+    max_connections reached): sysbench aborts the thread that could not connect."""
+    refused = 0
+    for log in glob.glob(os.path.join(rundir, "sb.*.log")):
+        refused += open(log, errors="replace").read().count("FATAL: error 1040:")
+    return refused
+
+
 def load(out):
     runs = {}
     for f in glob.glob(os.path.join(out, "*", "*", "run-*", "result.env")):
@@ -45,14 +55,9 @@ def load(out):
             r["peak_mib"] = int(r["peak_bytes"]) / 1048576
         except (KeyError, ValueError):
             pass
-        # New connections the server refused with a clean "Too many connections" (admission, or
-        # max_connections reached): sysbench aborts the thread that could not connect. A kept
-        # pass (outcome-keep.sh) has the count in result.env, without the clients' logs.
+        # A kept pass (outcome-keep.sh) has the count in result.env, without the clients' logs.
         if "refused" not in r:
-            refused = 0
-            for log in glob.glob(os.path.join(os.path.dirname(f), "sb.*.log")):
-                refused += open(log, errors="replace").read().count("FATAL: error 1040:")
-            r["refused"] = str(refused)
+            r["refused"] = str(count_refused(os.path.dirname(f)))
         runs.setdefault((r.get("scenario"), r.get("governor")), []).append(r)
     return runs
 
@@ -74,6 +79,9 @@ def median(rs, key):
 
 
 def main():
+    if sys.argv[1:2] == ["--refused"] and len(sys.argv) == 3:
+        print(count_refused(sys.argv[2]))
+        return
     out, versions, memmax, scale, nruns = sys.argv[1:6]
     vms = sys.argv[6] if len(sys.argv) > 6 else "1 VM at a time, 2 guest CPUs"
     runs = load(out)

@@ -5,7 +5,8 @@ hours, and does not run in CI): the time a server did not answer counts a failed
 next one starts (a probe with no answer waits out its 2 s timeout), the report takes medians per
 scenario and governor, counts the connections refused with error 1040 in the clients' logs (or takes
 the count a kept pass has in result.env), checks the guest's count of earlyoom's actions,
-marks an unfinished run's time not answering as a lower bound, and draws the chart.
+marks an unfinished run's time not answering as a lower bound, and draws the chart; and
+what outcome-keep.sh keeps of a pass.
 usage: outcome-report.py SOURCE_ROOT"""
 import os
 import re
@@ -120,4 +121,18 @@ with tempfile.TemporaryDirectory() as out:
         fail("the chart lacks its bars or titles")
     if open(os.path.join(out, "outcome.md")).read().strip() != r.stdout.strip():
         fail("outcome.md differs from what the report printed")
-print("outcome-report: ok: medians, the ratio to none, refusals, an unfinished run, the chart")
+    # A kept pass: each run's figures, the refusals counted from the clients' logs (memgov's
+    # runs: 1 + 1, 2 + 1, 3 + 1), and a count already in result.env left alone (earlyoom's).
+    with tempfile.TemporaryDirectory() as kept:
+        k = subprocess.run(["bash", os.path.join(SRC, "bench", "outcome-keep.sh"), out, kept],
+                           capture_output=True, text=True)
+        if k.returncode != 0:
+            fail(f"outcome-keep.sh failed: {k.stderr}")
+        for g, n, want_refused in (("memgov", 1, "2"), ("memgov", 3, "4"), ("earlyoom", 2, "2")):
+            env = open(os.path.join(kept, "storm", g, f"run-{n}", "result.env")).read()
+            got = re.findall(r"^refused=(.*)$", env, re.M)
+            if got != [want_refused]:
+                fail(f"outcome-keep.sh kept {g} run {n} with refused {got}, not [{want_refused!r}]")
+            if os.path.exists(os.path.join(kept, "storm", g, f"run-{n}", "sb.storm-4.log")):
+                fail("outcome-keep.sh kept a client's log")
+print("outcome-report: ok: medians, the ratio to none, refusals, an unfinished run, the chart, a kept pass")
