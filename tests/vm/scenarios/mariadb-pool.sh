@@ -91,7 +91,13 @@ watch_start() { # FILE
           done ) >"$1" &
         watcher=$!
 }
-watch_stop() { kill "$watcher"; wait "$watcher" 2>/dev/null || true; }
+# The last sample is taken after the watcher is gone: under TCG one round of the watcher takes
+# about 2 s, and a step made just before the stop would otherwise miss the log.
+watch_stop() { # FILE
+        kill "$watcher"
+        wait "$watcher" 2>/dev/null || true
+        echo "$(uptime_s) $(size 2>/dev/null || echo -) $(cat "$cg/memory.current")" >>"$1"
+}
 # The sizes the pool went through, in order, each once.
 sizes_seen() { awk '$2 != "-" && $2 != last { print $2; last = $2 }' "$1"; }
 peak_current() { awk 'BEGIN { m = 0 } $3 > m { m = $3 } END { print m }' "$1"; }
@@ -148,7 +154,7 @@ for _ in $(seq 1500); do
 done
 sleep 1
 hog_stop
-watch_stop
+watch_stop "$results/dry.sizes.log"
 reader_stop
 governor_stop dry
 echo "== dry run"
@@ -190,7 +196,7 @@ for _ in $(seq 600); do
 done
 back=$(uptime_s)
 sleep 2
-watch_stop
+watch_stop "$results/live.sizes.log"
 governor_stop live
 
 echo "== live"
