@@ -6,11 +6,13 @@ medians in docs/benchmarks.md ("Three runs each") has, for every governor, the f
 gives (runs killed, seconds not answering, worst run, transactions, refused, latency, peak).
 usage: outcome-kept.py SOURCE_ROOT"""
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from md_tables import tables  # noqa: E402
 
 SRC = sys.argv[1]
 KEPT = os.path.join(SRC, "bench", "results", "outcome")
@@ -22,26 +24,6 @@ DOC_NAME = {"oomd": "systemd-oomd"}
 def fail(msg):
     print(f"outcome-kept: FAIL: {msg}", file=sys.stderr)
     sys.exit(1)
-
-
-def tables(text):
-    """{scenario: {governor: {column: cell}}} from '### SCENARIO' or '**SCENARIO**' headings."""
-    out, scenario, header = {}, None, None
-    for line in text.splitlines():
-        m = re.match(r"^(?:### |\*\*)(\w[\w ]*?)(?:\*\*)?$", line)
-        if m:
-            scenario, header = m.group(1), None
-            continue
-        if not line.startswith("| ") or scenario is None:
-            if not line.startswith("|"):
-                header = None
-            continue
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if header is None:
-            header = cells
-        elif not set(cells[0]) <= set("-: "):
-            out.setdefault(scenario, {})[cells[0]] = dict(zip(header, cells))
-    return out
 
 
 scenarios = sorted(d for d in os.listdir(KEPT) if os.path.isdir(os.path.join(KEPT, d)))

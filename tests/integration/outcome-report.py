@@ -14,6 +14,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from md_tables import tables  # noqa: E402
+
 SRC = sys.argv[1]
 AWK = os.path.join(SRC, "bench", "outcome-down.awk")
 REPORT = os.path.join(SRC, "bench", "outcome-report.py")
@@ -89,15 +92,9 @@ with tempfile.TemporaryDirectory() as out:
     r = subprocess.run([sys.executable, REPORT, out, "earlyoom 1.7", "384M", "10", "3"], capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"the report failed: {r.stderr}")
-    rows, heads = {}, {}
-    for line in r.stdout.splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if line.startswith("### "):
-            scenario = line[4:]
-        elif line.startswith("| governor"):
-            head = heads[scenario] = cells
-        elif line.startswith("| ") and not line.startswith("| ---") and scenario == "storm":
-            rows[cells[0]] = dict(zip(head, cells))
+    report = tables(r.stdout)
+    rows = report.get("storm", {})
+    heads = {scenario: list(next(iter(t.values()))) for scenario, t in report.items()}
     # The storm's own queries: a column of the storm's table only.
     if "storm queries" not in heads.get("storm", []) or "storm queries" in heads.get("linear", ["storm queries"]):
         fail(f"the storm queries column is not the storm's alone\n{r.stdout}")

@@ -84,19 +84,21 @@ echo "mariadb-pool: $(mariadbd --version | cut -d' ' -f2-4); pool $(mib "$(size)
      "ready after $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.0f", b - a }')s"
 
 # Every second: the pool's size and memory.current, as the client and the kernel see them.
+watch_sample() { echo "$(uptime_s) $(size 2>/dev/null || echo -) $(cat "$cg/memory.current")"; }
 watch_start() { # FILE
+        watch_log=$1
         ( while :; do
-                echo "$(uptime_s) $(size 2>/dev/null || echo -) $(cat "$cg/memory.current")"
+                watch_sample
                 sleep 1
-          done ) >"$1" &
+          done ) >"$watch_log" &
         watcher=$!
 }
 # The last sample is taken after the watcher is gone: under TCG one round of the watcher takes
 # about 2 s, and a step made just before the stop would otherwise miss the log.
-watch_stop() { # FILE
+watch_stop() {
         kill "$watcher"
         wait "$watcher" 2>/dev/null || true
-        echo "$(uptime_s) $(size 2>/dev/null || echo -) $(cat "$cg/memory.current")" >>"$1"
+        watch_sample >>"$watch_log"
 }
 # The sizes the pool went through, in order, each once.
 sizes_seen() { awk '$2 != "-" && $2 != last { print $2; last = $2 }' "$1"; }
@@ -154,7 +156,7 @@ for _ in $(seq 1500); do
 done
 sleep 1
 hog_stop
-watch_stop "$results/dry.sizes.log"
+watch_stop
 reader_stop
 governor_stop dry
 echo "== dry run"
@@ -196,7 +198,7 @@ for _ in $(seq 600); do
 done
 back=$(uptime_s)
 sleep 2
-watch_stop "$results/live.sizes.log"
+watch_stop
 governor_stop live
 
 echo "== live"
