@@ -3,10 +3,11 @@
 
 #include "memgov/actuator.h"
 
-/* Actions run on a thread of their own, one at a time, in order: a memory.high write can block
- * while the kernel reclaims, a trim stops a thread of the server, a reset waits for SQL. The
- * event loop hands jobs over, is woken through an eventfd when results are ready, and notices
- * a job that overruns its time. */
+/* Actions run on threads of their own, one per lane (ActionInfo.lane), one job at a time and in
+ * order within a lane: a memory.high write can block while the kernel reclaims, a trim stops a
+ * thread of the server, a reset waits for SQL, and a limit or a restart must not wait behind a
+ * buffer-pool resize on a swamped server. The event loop hands jobs over, is woken through an
+ * eventfd when results are ready (of any lane), and notices a job that overruns its time. */
 
 #define ACTION_QUEUE 8
 /* How long past its timeout a job may still run before the thread counts as wedged: the
@@ -36,22 +37,28 @@ ActionWorker *action_worker_free(ActionWorker *w);
 /* The eventfd that becomes readable when finished jobs wait to be collected. */
 int action_worker_fd(const ActionWorker *w);
 
-/* Queues a job (the worker takes ownership of job->target.cgroup_fd). A job that sets a limit
- * (memory.high, memory.max) replaces one of its kind still waiting: only the latest value matters.
- * -EBUSY when the queue is full. */
+/* Queues a job on its action's lane (the worker takes ownership of job->target.cgroup_fd). A job
+ * that sets a limit (memory.high, memory.max) replaces one of its kind still waiting: only the
+ * latest value matters. -EBUSY when the lane's queue is full. Job ids are the worker's, across
+ * lanes. */
 int action_worker_submit(ActionWorker *w, ActionJob *job);
-/* The server the worker's idle hook (ActuatorOps.idle) works for, between jobs: called after each
- * sample; a new process (or the first) wakes the thread. target->cgroup_fd is not used. */
+/* The server the worker's idle hook (ActuatorOps.idle) works for, between the jobs of the server's
+ * lane (its thread alone has the thread hooks): called after each sample; a new process (or the
+ * first) wakes the thread. target->cgroup_fd is not used. */
 void action_worker_keep(ActionWorker *w, const ActionTarget *target, const Policy *policy, bool dry_run);
 /* Takes the finished jobs, up to max; clears the eventfd. */
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
 /* The actions waiting, being carried out, or finished with their result not collected yet:
  * bits (1 << ActionKind), as Sample.pending. */
 unsigned action_worker_pending(ActionWorker *w);
-/* The job being carried out, if any: its id, decision and start time. */
+/* The job being carried out for the longest, of all lanes, if any: its id, decision and start
+ * time. */
 bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started);
-/* Whether the job being carried out has run past its timeout (the worker's, under the policy it
- * runs with) and ACTION_WEDGED_MARGIN: the thread is wedged (a write stuck in the kernel, a call
- * that does not come back) and nothing queued after it will run. Its decision and how long it
- * has run, when it is. */
+/* The same, of one lane. */
+bool action_worker_current_in(const ActionWorker *w, ActionLane lane, uint64_t *ret_id, Decision *ret_decision,
+                              usec_t *ret_started);
+/* Whether a job being carried out (of any lane) has run past its timeout (the worker's, under
+ * the policy it runs with) and ACTION_WEDGED_MARGIN: its thread is wedged (a write stuck in the
+ * kernel, a call that does not come back) and nothing queued after it on its lane will run. Its
+ * decision and how long it has run, when it is. */
 bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decision, usec_t *ret_running);

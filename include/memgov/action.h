@@ -20,6 +20,17 @@ typedef enum ActionKind {
         _ACTION_KIND_MAX,
 } ActionKind;
 
+/* The action threads (action-worker.h): a job waits only behind the jobs of its own lane. In the
+ * outcome benchmark's storm a buffer-pool resize on a swamped server took 20 s, and the
+ * memory.high that was to make way for the server waited behind it for 8 s while the server
+ * stalled under the old value; a restart decided then would have waited as long, its raise of
+ * memory.max in place and the server still growing. */
+typedef enum ActionLane {
+        ACTION_LANE_SERVER, /* talks to the server (SQL, ptrace): as slow as the server is */
+        ACTION_LANE_PROMPT, /* the limits and the restart: the cgroup and the service manager */
+        _ACTION_LANE_MAX,
+} ActionLane;
+
 typedef struct ActionInfo {
         const char *name;         /* "memory.high": logs, traces, metrics labels, status, JSON */
         const char *verb;         /* "set memory.high": the action column of replay's timeline */
@@ -32,6 +43,8 @@ typedef struct ActionInfo {
         /* It writes a limit (memory.high, memory.max): a value, read back; only the latest
          * decided value matters, and a failure does not move the ladder. */
         bool sets_limit;
+        /* The action thread it runs on; in order with the others of its lane only. */
+        ActionLane lane;
         /* Whether the policy lets it happen beyond its rung being enabled; NULL: always. */
         bool (*enabled)(const Policy *p);
         /* Its effect is judged (freed at least [section] min-gain, else a backoff): the bytes the

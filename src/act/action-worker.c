@@ -11,31 +11,42 @@
 #include "memgov/action-worker.h"
 #include "memgov/clock.h"
 
-struct ActionWorker {
+/* One thread and its queue per lane (action.h): a job waits only behind its own lane's. */
+typedef struct Lane {
+        ActionWorker *w;
+        ActionLane id;
         pthread_t thread;
-        pthread_mutex_t lock;
+        bool started;
         pthread_cond_t cond;
-        bool started, stop;
-        const ActuatorOps *ops;
-        void *userdata;
-        int eventfd;
-
         ActionJob *queue; /* ACTION_QUEUE pending jobs */
         unsigned head, n;
         ActionJob *running; /* the one being carried out (a copy) */
         bool busy;
-        ActionJob *done; /* ACTION_QUEUE finished jobs waiting to be collected */
+} Lane;
+
+struct ActionWorker {
+        pthread_mutex_t lock; /* the lanes', the results' and the idle hook's */
+        bool stop;
+        const ActuatorOps *ops;
+        void *userdata;
+        int eventfd;
+
+        Lane lane[_ACTION_LANE_MAX];
+        ActionJob *done; /* DONE_MAX finished jobs waiting to be collected */
         unsigned done_n;
         uint64_t next_id;
         usec_t (*timeout)(const Policy *p, ActionKind k); /* NULL = no limit */
 
-        /* The idle hook's server (action_worker_keep), and when it runs next. */
+        /* The idle hook's server (action_worker_keep), and when it runs next: on the server's
+         * lane, the one that talks to it. */
         bool keep_set, keep_now;
         ActionTarget keep_target;
         Policy *keep_policy;
         bool keep_dry_run;
         usec_t next_idle;
 };
+
+#define DONE_MAX (ACTION_QUEUE * _ACTION_LANE_MAX)
 
 /* Runs the idle hook with the lock released, on a copy of what action_worker_keep gave. */
 static void run_idle(ActionWorker *w, ActionJob *scratch) {
@@ -51,37 +62,41 @@ static void run_idle(ActionWorker *w, ActionJob *scratch) {
         pthread_mutex_lock(&w->lock);
 }
 
-static void *worker_main(void *arg) {
-        ActionWorker *w = arg;
+static void *lane_main(void *arg) {
+        Lane *l = arg;
+        ActionWorker *w = l->w;
+        /* The thread hooks (the kept SQL session) and the idle hook belong to the lane that
+         * talks to the server; the prompt lane's restart opens what it needs itself. */
+        bool server = l->id == ACTION_LANE_SERVER;
 
-        if (w->ops->thread_begin)
+        if (server && w->ops->thread_begin)
                 w->ops->thread_begin(w->userdata);
         pthread_mutex_lock(&w->lock);
         for (;;) {
-                while (!w->stop && w->n == 0) {
-                        bool idle = w->ops->idle && w->keep_set;
+                while (!w->stop && l->n == 0) {
+                        bool idle = server && w->ops->idle && w->keep_set;
                         if (idle && (w->keep_now || now_clock(CLOCK_MONOTONIC) >= w->next_idle)) {
-                                run_idle(w, w->running);
+                                run_idle(w, l->running);
                                 continue;
                         }
                         if (!idle) {
-                                pthread_cond_wait(&w->cond, &w->lock);
+                                pthread_cond_wait(&l->cond, &w->lock);
                                 continue;
                         }
                         struct timespec ts = { .tv_sec = (time_t) (w->next_idle / USEC_PER_SEC),
                                                .tv_nsec = (long) (w->next_idle % USEC_PER_SEC) * 1000 };
-                        pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+                        pthread_cond_timedwait(&l->cond, &w->lock, &ts);
                 }
                 if (w->stop)
                         break;
-                *w->running = w->queue[w->head];
-                w->head = (w->head + 1) % ACTION_QUEUE;
-                w->n--;
-                w->busy = true;
-                w->running->started = now_clock(CLOCK_MONOTONIC);
+                *l->running = l->queue[l->head];
+                l->head = (l->head + 1) % ACTION_QUEUE;
+                l->n--;
+                l->busy = true;
+                l->running->started = now_clock(CLOCK_MONOTONIC);
                 pthread_mutex_unlock(&w->lock);
 
-                ActionJob *j = w->running;
+                ActionJob *j = l->running;
                 ActionContext c = { .target = &j->target, .policy = &j->policy, .dry_run = j->dry_run };
                 actuator_run(w->ops, w->userdata, &c, &j->decision, &j->result);
                 if (j->target.cgroup_fd >= 0) {
@@ -91,14 +106,14 @@ static void *worker_main(void *arg) {
                 j->finished = now_clock(CLOCK_MONOTONIC);
 
                 pthread_mutex_lock(&w->lock);
-                if (w->done_n < ACTION_QUEUE)
+                if (w->done_n < DONE_MAX)
                         w->done[w->done_n++] = *j;
-                w->busy = false;
+                l->busy = false;
                 uint64_t one = 1;
                 (void) !write(w->eventfd, &one, sizeof(one));
         }
         pthread_mutex_unlock(&w->lock);
-        if (w->ops->thread_end)
+        if (server && w->ops->thread_end)
                 w->ops->thread_end(w->userdata);
         return NULL;
 }
@@ -112,40 +127,49 @@ int action_worker_new(ActionWorker **ret, const ActuatorOps *ops, void *userdata
         if (!w)
                 return -ENOMEM;
         *w = (ActionWorker) { .ops = ops, .userdata = userdata, .eventfd = -1, .next_id = 1, .timeout = timeout };
-        w->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
-        w->done = calloc(ACTION_QUEUE, sizeof(ActionJob));
-        w->running = calloc(1, sizeof(ActionJob));
-        w->keep_policy = calloc(1, sizeof(Policy));
-        w->eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (!w->queue || !w->done || !w->running || !w->keep_policy || w->eventfd < 0) {
-                int r = w->eventfd < 0 ? negative_errno() : -ENOMEM;
-                worker_stop(w);
-                free(w);
-                return r;
-        }
         pthread_mutex_init(&w->lock, NULL);
         /* The idle hook's timed wait is on the monotonic clock, as now_clock(). */
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&w->cond, &ca);
+        bool ok = true;
+        for (ActionLane i = 0; i < _ACTION_LANE_MAX; i++) {
+                Lane *l = &w->lane[i];
+                *l = (Lane) { .w = w, .id = i };
+                pthread_cond_init(&l->cond, &ca);
+                l->queue = calloc(ACTION_QUEUE, sizeof(ActionJob));
+                l->running = calloc(1, sizeof(ActionJob));
+                ok = ok && l->queue && l->running;
+        }
         pthread_condattr_destroy(&ca);
-        /* The thread needs little stack and must not take signals meant for the loop. */
+        w->done = calloc(DONE_MAX, sizeof(ActionJob));
+        w->keep_policy = calloc(1, sizeof(Policy));
+        w->eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (!ok || !w->done || !w->keep_policy || w->eventfd < 0) {
+                int r = w->eventfd < 0 ? negative_errno() : -ENOMEM;
+                worker_stop(w);
+                free(w);
+                return r;
+        }
+        /* The threads need little stack and must not take signals meant for the loop. */
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_BLOCK, &all, &old);
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, 256 * 1024);
-        int r = pthread_create(&w->thread, &attr, worker_main, w);
+        int r = 0;
+        for (ActionLane i = 0; i < _ACTION_LANE_MAX && r == 0; i++) {
+                r = pthread_create(&w->lane[i].thread, &attr, lane_main, &w->lane[i]);
+                w->lane[i].started = r == 0;
+        }
         pthread_attr_destroy(&attr);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r != 0) {
-                worker_stop(w);
-                free(w);
+                if (!worker_stop(w))
+                        free(w);
                 return -r;
         }
-        w->started = true;
         *ret = w;
         return 0;
 }
@@ -162,33 +186,46 @@ ActionWorker *action_worker_free(ActionWorker *w) {
         return NULL;
 }
 
-/* Stops the thread and frees its buffers; true when a job is stuck in it (blocked in the kernel,
- * a memory.high write under reclaim): the thread is left behind with everything it uses, the
- * worker included, since it may still come back to them; the process exits anyway. */
+/* Stops the threads and frees the buffers; true when a job is stuck in a thread (blocked in the
+ * kernel, a memory.high write under reclaim): that thread is left behind with everything it
+ * uses, the worker included, since it may still come back to them; the process exits anyway. */
 static bool worker_stop(ActionWorker *w) {
-        if (w->started) {
+        bool stuck = false;
+        pthread_mutex_lock(&w->lock);
+        w->stop = true;
+        for (ActionLane i = 0; i < _ACTION_LANE_MAX; i++)
+                pthread_cond_signal(&w->lane[i].cond);
+        pthread_mutex_unlock(&w->lock);
+        for (ActionLane i = 0; i < _ACTION_LANE_MAX; i++) {
+                Lane *l = &w->lane[i];
+                if (!l->started)
+                        continue;
                 pthread_mutex_lock(&w->lock);
-                w->stop = true;
-                bool stuck = w->busy;
-                pthread_cond_signal(&w->cond);
+                bool busy = l->busy;
                 pthread_mutex_unlock(&w->lock);
-                if (stuck) {
-                        pthread_detach(w->thread);
-                        return true;
-                }
-                pthread_join(w->thread, NULL);
-                pthread_mutex_destroy(&w->lock);
-                pthread_cond_destroy(&w->cond);
-                w->started = false;
+                if (busy) {
+                        pthread_detach(l->thread);
+                        stuck = true;
+                } else
+                        pthread_join(l->thread, NULL);
+                l->started = false;
         }
-        free(w->running);
+        if (stuck)
+                return true;
+        for (ActionLane i = 0; i < _ACTION_LANE_MAX; i++) {
+                Lane *l = &w->lane[i];
+                pthread_cond_destroy(&l->cond);
+                free(l->running);
+                free(l->queue);
+                l->queue = l->running = NULL;
+        }
+        pthread_mutex_destroy(&w->lock);
         free(w->keep_policy);
-        free(w->queue);
         free(w->done);
         if (w->eventfd >= 0)
                 close(w->eventfd);
         w->eventfd = -1;
-        w->queue = w->done = w->running = NULL;
+        w->done = NULL;
         w->keep_policy = NULL;
         return false;
 }
@@ -197,13 +234,15 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
         assert(job);
         if (!w)
                 return -ENODEV;
+        const ActionInfo *info = action_info(job->decision.action);
+        Lane *l = &w->lane[info->lane];
         pthread_mutex_lock(&w->lock);
         job->id = w->next_id++;
         job->submitted = now_clock(CLOCK_MONOTONIC);
         job->result = (ActionResult) {};
-        if (action_info(job->decision.action)->sets_limit)
-                for (unsigned i = 0; i < w->n; i++) {
-                        ActionJob *q = &w->queue[(w->head + i) % ACTION_QUEUE];
+        if (info->sets_limit)
+                for (unsigned i = 0; i < l->n; i++) {
+                        ActionJob *q = &l->queue[(l->head + i) % ACTION_QUEUE];
                         if (q->decision.action == job->decision.action) {
                                 if (q->target.cgroup_fd >= 0)
                                         close(q->target.cgroup_fd);
@@ -212,13 +251,13 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
                                 return 0;
                         }
                 }
-        if (w->n == ACTION_QUEUE) {
+        if (l->n == ACTION_QUEUE) {
                 pthread_mutex_unlock(&w->lock);
                 return -EBUSY;
         }
-        w->queue[(w->head + w->n) % ACTION_QUEUE] = *job;
-        w->n++;
-        pthread_cond_signal(&w->cond);
+        l->queue[(l->head + l->n) % ACTION_QUEUE] = *job;
+        l->n++;
+        pthread_cond_signal(&l->cond);
         pthread_mutex_unlock(&w->lock);
         return 0;
 }
@@ -238,7 +277,7 @@ void action_worker_keep(ActionWorker *w, const ActionTarget *target, const Polic
         w->keep_set = true;
         if (changed) {
                 w->keep_now = true;
-                pthread_cond_signal(&w->cond);
+                pthread_cond_signal(&w->lane[ACTION_LANE_SERVER].cond);
         }
         pthread_mutex_unlock(&w->lock);
 }
@@ -255,6 +294,11 @@ unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max) {
         memcpy(out, w->done, n * sizeof(ActionJob));
         memmove(w->done, w->done + n, (w->done_n - n) * sizeof(ActionJob));
         w->done_n -= n;
+        /* More than max were waiting: the eventfd says so again, for the next call. */
+        if (w->done_n > 0) {
+                uint64_t one = 1;
+                (void) !write(w->eventfd, &one, sizeof(one));
+        }
         pthread_mutex_unlock(&w->lock);
         return n;
 }
@@ -265,10 +309,13 @@ unsigned action_worker_pending(ActionWorker *w) {
         if (!w)
                 return 0;
         pthread_mutex_lock(&w->lock);
-        if (w->busy)
-                mask |= 1u << w->running->decision.action;
-        for (unsigned i = 0; i < w->n; i++)
-                mask |= 1u << w->queue[(w->head + i) % ACTION_QUEUE].decision.action;
+        for (ActionLane i = 0; i < _ACTION_LANE_MAX; i++) {
+                const Lane *l = &w->lane[i];
+                if (l->busy)
+                        mask |= 1u << l->running->decision.action;
+                for (unsigned k = 0; k < l->n; k++)
+                        mask |= 1u << l->queue[(l->head + k) % ACTION_QUEUE].decision.action;
+        }
         /* Finished, but its result is not collected yet: to the engine it is still outstanding.
          * Otherwise a job that ends while a sample is read looks done with no result, and the
          * engine would judge it by the working set alone. */
@@ -278,8 +325,10 @@ unsigned action_worker_pending(ActionWorker *w) {
         return mask;
 }
 
-/* Looking does not change the worker: the lock is taken all the same. */
-bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
+/* Lane lane's job, or (lane _ACTION_LANE_MAX) the one carried out for the longest of all lanes.
+ * Looking does not change the worker: the lock is taken all the same. */
+static bool running_job(const ActionWorker *w, ActionLane lane, uint64_t *ret_id, Decision *ret_decision,
+                        usec_t *ret_started) {
         if (!w)
                 return false;
         assert(ret_id);
@@ -287,14 +336,29 @@ bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *re
         assert(ret_started);
         pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
         pthread_mutex_lock(lock);
-        bool busy = w->busy;
-        if (busy) {
-                *ret_id = w->running->id;
-                *ret_decision = w->running->decision;
-                *ret_started = w->running->started;
+        const ActionJob *j = NULL;
+        for (ActionLane i = 0; i < _ACTION_LANE_MAX; i++) {
+                const Lane *l = &w->lane[i];
+                if ((lane == _ACTION_LANE_MAX || lane == i) && l->busy && (!j || l->running->started < j->started))
+                        j = l->running;
+        }
+        if (j) {
+                *ret_id = j->id;
+                *ret_decision = j->decision;
+                *ret_started = j->started;
         }
         pthread_mutex_unlock(lock);
-        return busy;
+        return j != NULL;
+}
+
+bool action_worker_current(const ActionWorker *w, uint64_t *ret_id, Decision *ret_decision, usec_t *ret_started) {
+        return running_job(w, _ACTION_LANE_MAX, ret_id, ret_decision, ret_started);
+}
+
+bool action_worker_current_in(const ActionWorker *w, ActionLane lane, uint64_t *ret_id, Decision *ret_decision,
+                              usec_t *ret_started) {
+        assert(lane < _ACTION_LANE_MAX);
+        return running_job(w, lane, ret_id, ret_decision, ret_started);
 }
 
 bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decision, usec_t *ret_running) {
@@ -304,14 +368,17 @@ bool action_worker_wedged(const ActionWorker *w, usec_t now, Decision *ret_decis
         pthread_mutex_t *lock = (pthread_mutex_t *) &w->lock;
         bool wedged = false;
 
-        if (!w || !w->started || !w->timeout)
+        if (!w || !w->timeout)
                 return false;
         pthread_mutex_lock(lock);
-        if (w->busy) {
-                usec_t running = now > w->running->started ? now - w->running->started : 0;
-                wedged = running >= w->timeout(&w->running->policy, w->running->decision.action) + ACTION_WEDGED_MARGIN;
+        for (ActionLane i = 0; i < _ACTION_LANE_MAX && !wedged; i++) {
+                const Lane *l = &w->lane[i];
+                if (!l->started || !l->busy)
+                        continue;
+                usec_t running = now > l->running->started ? now - l->running->started : 0;
+                wedged = running >= w->timeout(&l->running->policy, l->running->decision.action) + ACTION_WEDGED_MARGIN;
                 if (wedged) {
-                        *ret_decision = w->running->decision;
+                        *ret_decision = l->running->decision;
                         *ret_running = running;
                 }
         }

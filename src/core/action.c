@@ -128,14 +128,15 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
         [ACTION_SET_HIGH] = {
                 .name = "memory.high", .verb = "set memory.high", .summary = "memory.high change(s)",
                 .message_id = "303c01d3321c48119618c91ffa030833",
-                .level = LEVEL_THROTTLE, .sets_limit = true,
+                .level = LEVEL_THROTTLE, .sets_limit = true, .lane = ACTION_LANE_PROMPT,
                 .backoff = limits_backoff, .timeout = limits_timeout, .capabilities = no_caps,
                 .chart_rgb = 0xffbb78, .chart_text_rgb = 0xb35900, .chart_rank = 0, .chart_label = "high", .chart_legend = "memory.high set",
         },
         [ACTION_SET_MAX] = {
                 .name = "memory.max", .verb = "set memory.max", .summary = "memory.max change(s)",
                 .message_id = "9fd1c55faef1443db0947c34fcc03780",
-                .level = LEVEL_RESTART, .sets_limit = true, .enabled = max_raise_enabled, /* raised while the server restarts */
+                .level = LEVEL_RESTART, .sets_limit = true, .lane = ACTION_LANE_PROMPT,
+                .enabled = max_raise_enabled, /* raised while the server restarts */
                 .backoff = limits_backoff, .timeout = limits_timeout, .capabilities = no_caps,
                 .chart_rgb = 0xff9896, .chart_text_rgb = 0xb71c1c, .chart_rank = 2, .chart_label = "max", .chart_legend = "memory.max set",
         },
@@ -150,6 +151,8 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .name = "restart", .verb = "restart", .summary = "graceful restart(s)",
                 .message_id = "f35287a3f95646a58ea0fec8bf1de717",
                 .level = LEVEL_RESTART, .paced = true, .reclaims = true,
+                /* after the raise of memory.max decided with it, never after a pool step or a trim */
+                .lane = ACTION_LANE_PROMPT,
                 .backoff = restart_backoff, .timeout = restart_timeout, .capabilities = restart_caps,
                 .chart_rgb = 0xf7b6d2, .chart_text_rgb = 0xad1457, .chart_rank = 6, .chart_label = "restart", .chart_legend = "restart",
         },

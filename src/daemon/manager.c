@@ -452,7 +452,7 @@ static void collect_results(Manager *m) {
                                                            : METRICS_RESULT_DONE,
                                      j->result.has_freed ? j->result.freed : 0, j->result.held);
                 /* A job reported overdue already counted as failed. */
-                if (j->id != m->overdue_job)
+                if (j->id != m->overdue_job[action_info(j->decision.action)->lane])
                         action_feedback_add(&m->feedback, &j->decision, &j->result);
                 remember_result(m, j);
         }
@@ -464,20 +464,22 @@ static int on_worker(sd_event_source *s, int fd, uint32_t revents, void *userdat
 }
 
 static void check_overdue(Manager *m, usec_t now) {
-        uint64_t id;
-        Decision d;
-        usec_t started;
-        char t[FORMAT_TIMESPAN_MAX];
+        for (ActionLane lane = 0; lane < _ACTION_LANE_MAX; lane++) {
+                uint64_t id;
+                Decision d;
+                usec_t started;
+                char t[FORMAT_TIMESPAN_MAX];
 
-        if (!action_worker_current(m->worker, &id, &d, &started) || id == m->overdue_job)
-                return;
-        /* now was read before the sample: a job the worker began since then started after it. */
-        usec_t running = now > started ? now - started : 0;
-        if (running < action_timeout(&m->policy, d.action))
-                return;
-        m->overdue_job = id;
-        action_feedback_fail(&m->feedback, d.action);
-        log_warning("%s still running after %s: counted as failed", decision_name(&d), format_timespan(t, running));
+                if (!action_worker_current_in(m->worker, lane, &id, &d, &started) || id == m->overdue_job[lane])
+                        continue;
+                /* now was read before the sample: a job the worker began since then started after it. */
+                usec_t running = now > started ? now - started : 0;
+                if (running < action_timeout(&m->policy, d.action))
+                        continue;
+                m->overdue_job[lane] = id;
+                action_feedback_fail(&m->feedback, d.action);
+                log_warning("%s still running after %s: counted as failed", decision_name(&d), format_timespan(t, running));
+        }
 }
 
 static void update_status(Manager *m, const EngineOutput *out) {

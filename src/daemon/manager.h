@@ -60,7 +60,7 @@ typedef struct Manager {
         ActionWorker *worker;
         ActionJob *collected; /* ACTION_QUEUE, for collecting results */
         ActionJob *scratch;   /* a job being put together */
-        uint64_t overdue_job;   /* the job already reported as overdue */
+        uint64_t overdue_job[_ACTION_LANE_MAX]; /* per lane, the job already reported as overdue */
         ActionFeedback feedback;
 
         sd_event_source *timer, *psi_source, *events_source, *pidfd_source, *control_source, *worker_source;

@@ -123,20 +123,21 @@ static json_object *governor_json(const Manager *m) {
         return g;
 }
 
-/* The action thread: what it carries out, and whether it is wedged (then the watchdog pings
- * stop, and the liveness probe fails). */
+/* The action threads: the job carried out for the longest, and whether one is wedged (then the
+ * watchdog pings stop, and the liveness probe fails). */
 static json_object *worker_json(const Manager *m, usec_t now) {
         json_object *w = json_object_new_object();
         uint64_t id;
         Decision d;
         usec_t started, running;
         bool busy = action_worker_current(m->worker, &id, &d, &started);
+        /* now was read before the job may have started */
+        running = busy && now > started ? now - started : 0;
+        /* A wedged job is the one to show, whichever lane runs the longest job. */
         bool overdue = busy && action_worker_wedged(m->worker, now, &d, &running);
 
         json_object_object_add(w, "busy", json_object_new_boolean(busy));
         json_object_object_add(w, "action", busy ? json_object_new_string(decision_name(&d)) : NULL);
-        /* now was read before the job may have started */
-        running = busy && now > started ? now - started : 0;
         json_object_object_add(w, "running_s", busy ? json_object_new_uint64(running / USEC_PER_SEC) : NULL);
         json_object_object_add(w, "overdue", json_object_new_boolean(overdue));
         return w;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The action thread: what counts as outstanding to the engine, from queued to collected. */
+/* The action threads: what counts as outstanding to the engine, from queued to collected, and
+ * which job waits behind which. */
 #include "test-util.h"
 
 #include <poll.h>
@@ -27,9 +28,16 @@ static int held_action(void *userdata, const ActionContext *c, const Decision *d
         return 0;
 }
 
+static int quick_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        snprintf(ret->detail, sizeof(ret->detail), "done");
+        return 0;
+}
+
+/* The server's lane held at the gate; the limits and the restart go through at once. */
 static const ActuatorOps gated_ops = {
         .name = "gated",
-        .run = { [ACTION_TRIM] = held_action, [ACTION_RESET] = held_action },
+        .run = { [ACTION_TRIM] = held_action, [ACTION_RESET] = held_action, [ACTION_POOL] = held_action,
+                 [ACTION_SET_HIGH] = quick_action, [ACTION_SET_MAX] = quick_action, [ACTION_RESTART] = quick_action },
 };
 
 static void wait_entered(Gate *g, unsigned n) {
@@ -94,9 +102,104 @@ static void test_pending_until_collected(void **state) {
         assert_null(action_worker_free(w));
 }
 
+/* Until n results were collected into out (in the order they came), or 10 s. */
+static unsigned collect_n(ActionWorker *w, ActionJob *out, unsigned n) {
+        unsigned got = 0;
+        while (got < n) {
+                wait_result(w);
+                got += action_worker_collect(w, out + got, n - got);
+        }
+        return got;
+}
+
+static usec_t timeout_1s(const Policy *p, ActionKind k) {
+        return USEC_PER_SEC;
+}
+
+/* In the outcome benchmark's storm a buffer-pool resize on the swamped server took 20 s, and
+ * the memory.high that was to make way waited behind it. A pool step (or a trim, a reset) that
+ * does not end holds neither a limit nor the restart, which keep their own order. */
+static void test_limits_and_restart_not_behind_the_server(void **state) {
+        Gate g = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+        ActionWorker *w = NULL;
+        ActionJob out[ACTION_QUEUE * 2];
+        uint64_t id;
+        Decision d;
+        usec_t started;
+
+        assert_int_equal(action_worker_new(&w, &gated_ops, &g, timeout_1s), 0);
+        submit(w, ACTION_POOL);
+        wait_entered(&g, 1);
+        submit(w, ACTION_TRIM);
+        submit(w, ACTION_SET_MAX);
+        submit(w, ACTION_SET_HIGH);
+        submit(w, ACTION_RESTART);
+        assert_int_equal(collect_n(w, out, 3), 3);
+        assert_int_equal(out[0].decision.action, ACTION_SET_MAX);
+        assert_int_equal(out[1].decision.action, ACTION_SET_HIGH);
+        assert_int_equal(out[2].decision.action, ACTION_RESTART);
+        assert_string_equal(out[2].result.detail, "done");
+        /* Ids are the worker's, across the lanes: in the order submitted. */
+        assert_true(out[0].id < out[1].id && out[1].id < out[2].id);
+        assert_int_equal(action_worker_pending(w), (1u << ACTION_POOL) | (1u << ACTION_TRIM));
+        assert_true(action_worker_current(w, &id, &d, &started));
+        assert_int_equal(d.action, ACTION_POOL);
+        assert_true(action_worker_current_in(w, ACTION_LANE_SERVER, &id, &d, &started));
+        assert_int_equal(d.action, ACTION_POOL);
+        assert_false(action_worker_current_in(w, ACTION_LANE_PROMPT, &id, &d, &started));
+
+        /* The pool step past its timeout: wedged, whatever the other lane does. */
+        usec_t running;
+        assert_true(action_worker_wedged(w, started + USEC_PER_SEC + ACTION_WEDGED_MARGIN, &d, &running));
+        assert_int_equal(d.action, ACTION_POOL);
+        assert_false(action_worker_wedged(w, started + USEC_PER_SEC, &d, &running));
+
+        /* The server's lane in its own order: the trim after the pool step. */
+        release_one(&g);
+        assert_int_equal(collect_n(w, out, 1), 1);
+        assert_int_equal(out[0].decision.action, ACTION_POOL);
+        release_one(&g);
+        assert_int_equal(collect_n(w, out, 1), 1);
+        assert_int_equal(out[0].decision.action, ACTION_TRIM);
+        assert_int_equal(action_worker_pending(w), 0);
+        assert_null(action_worker_free(w));
+}
+
+/* More results than one collect takes: the eventfd says the rest wait, or they would wait for the
+ * next job to end. */
+static void test_collect_in_parts(void **state) {
+        Gate g = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+        ActionWorker *w = NULL;
+        ActionJob out[ACTION_QUEUE];
+        uint64_t id;
+        Decision d;
+        usec_t started;
+
+        assert_int_equal(action_worker_new(&w, &gated_ops, &g, NULL), 0);
+        submit(w, ACTION_TRIM);
+        submit(w, ACTION_RESET);
+        submit(w, ACTION_POOL);
+        for (unsigned i = 0; i < 3; i++)
+                release_one(&g);
+        /* All three finished, their results waiting, before the first collect. */
+        wait_entered(&g, 3);
+        while (action_worker_current(w, &id, &d, &started))
+                usleep(1000);
+        for (unsigned i = 0; i < 3; i++) {
+                wait_result(w);
+                assert_int_equal(action_worker_collect(w, out, 1), 1);
+        }
+        assert_int_equal(out[0].decision.action, ACTION_POOL);
+        assert_int_equal(action_worker_pending(w), 0);
+        assert_int_equal(action_worker_collect(w, out, ACTION_QUEUE), 0);
+        assert_null(action_worker_free(w));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pending_until_collected),
+                cmocka_unit_test(test_limits_and_restart_not_behind_the_server),
+                cmocka_unit_test(test_collect_in_parts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
