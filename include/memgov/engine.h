@@ -44,6 +44,7 @@ typedef enum DecisionCode {
         EFFECT_FREED,
         EFFECT_TOO_LITTLE, /* under min-gain: backoff */
         EFFECT_FAILED,
+        EFFECT_FAILED_GONE, /* failed against a server process that is gone: no backoff */
         /* DECISION_EVENT */
         EVENT_OOM_KILL,
         EVENT_RESTART_DONE,
@@ -146,6 +147,7 @@ typedef struct ActionState {
         usec_t last;          /* when it was last decided, 0 = never */
         usec_t backoff_until; /* it did not help or failed: not again before this */
         bool spent;           /* it did not help or failed, and the backoff is running */
+        bool failed;          /* spent by a failure (not by too little gain) */
         bool pending;         /* effect not measured yet */
         uint64_t ws_before;
         double slope_before;
@@ -206,6 +208,7 @@ typedef struct Engine {
         bool admit_restoring; /* the last admission decision puts max_connections back */
         bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
         usec_t max_raised_at;
+        usec_t process_since; /* when the server process now governed was first seen; 0: the first */
         /* The server's connection count, the fewest in each of the buckets of admit.rise-window
          * (a ring, oldest first from conn_head): what a storm rose from. */
         unsigned conn_min[ENGINE_CONN_BUCKETS + 1];

@@ -628,9 +628,23 @@ static void observe_events(Tick *k) {
                 if (!action_info(a)->process_setting || st->pending)
                         continue;
                 st->last = 0;
-                st->spent = false;
+                st->spent = st->failed = false;
                 st->backoff_until = 0;
         }
+        /* What failed against the old process (its sessions, its heap, its socket: a reset, a
+         * trim, a pool step the restart cut short) says nothing of the new one: no backoff of
+         * such a failure holds the new process's rungs. A reset or a trim that freed too little
+         * keeps its backoff. */
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                ActionState *st = &e->act[a];
+                if (action_info(a)->lane != ACTION_LANE_SERVER || !st->failed || st->pending)
+                        continue;
+                st->spent = st->failed = false;
+                st->backoff_until = 0;
+                if (a == ACTION_RESET)
+                        e->reset_emergency_backoff_until = 0;
+        }
+        e->process_since = MAX(k->now, (usec_t) 1);
         /* And it starts by starting: where the signal exists, until it says otherwise. */
         if (new_pid && e->accepting_known && !(s->has & SAMPLE_HAS_ACCEPTING)) {
                 startup_begin(e, k->ws);
@@ -732,6 +746,20 @@ static void observe_failures(Tick *k) {
                 ActionState *st = &e->act[a];
                 usec_t backoff = action_info(a)->backoff(p);
                 bool was_pending = st->pending;
+                /* Decided for a server process that is gone by now: a reset, a pool step or a
+                 * trim that was still being carried out when the restart stopped the server (the
+                 * limits and the restart have an action thread of their own) failed there, not
+                 * against the process now governed. */
+                if (action_info(a)->lane == ACTION_LANE_SERVER && e->process_since > 0 && st->last < e->process_since) {
+                        st->pending = false;
+                        st->gain_measured = false;
+                        Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED_GONE,
+                                                "%s failed against the server process that is gone: no backoff for "
+                                                "the new one", action_kind_to_string(a));
+                        if (d)
+                                d->action = a;
+                        continue;
+                }
                 if (a == ACTION_RESTART)
                         e->restart_pending = false;
                 else if (a == ACTION_POOL && !e->pool_growing && e->pool_steps > 0)
@@ -752,7 +780,7 @@ static void observe_failures(Tick *k) {
                 }
                 st->pending = false;
                 st->gain_measured = false;
-                st->spent = true;
+                st->spent = st->failed = true;
                 st->backoff_until = k->now + backoff;
                 /* The emergency reset chooses among other sessions than a reset at
                  * reset.min-memory (in a storm, that one finds none): only its own failure holds
@@ -827,6 +855,7 @@ static void measure_effects(Tick *k) {
                 bool emergency = a == ACTION_RESET && e->reset_last_emergency;
                 if (gain < 0 || (uint64_t) gain < sp->min_gain) {
                         st->spent = true;
+                        st->failed = false;
                         st->backoff_until = MAX(st->backoff_until, st->last + sp->backoff);
                         d = emit_code(k, DECISION_EFFECT, EFFECT_TOO_LITTLE,
                                  "%s %s%s%s%s%s, under %s.min-gain %s: not again for %s%s, and the ladder "
@@ -838,7 +867,7 @@ static void measure_effects(Tick *k) {
                                  a == ACTION_RESET && emergency_reset_enabled(k->p) ? EMERGENCY_EXCEPTED : "");
                 } else {
                         if (!emergency || k->now >= st->backoff_until)
-                                st->spent = false;
+                                st->spent = st->failed = false;
                         d = emit_code(k, DECISION_EFFECT, EFFECT_FREED, "%s %s%s%s%s", what, format_bytes(g, (uint64_t) gain),
                                  assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")");
                 }
@@ -853,7 +882,7 @@ static void expire_backoffs(Tick *k) {
         for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
                 ActionState *st = &k->e->act[a];
                 if (st->spent && !st->pending && k->now >= st->backoff_until)
-                        st->spent = false;
+                        st->spent = st->failed = false;
         }
 }
 
@@ -914,8 +943,10 @@ static bool pool_shrinking(const Engine *e) {
 /* The server shrinks its buffer pool only as fast as its threads run: over memory.high, every
  * allocation in the cgroup pays, and a resize that takes a second took 16 on a real server while
  * the growth went on. Before a step down, memory.high is raised to the working set plus the margin
- * (where throttling would put it now) if it is below that (the writes are carried out in order),
- * and plan_high() does not lower it before the step is judged. */
+ * (where throttling would put it now) if it is below that, and plan_high() does not lower it
+ * before the step is judged. The raise goes out on the limits' action thread as the step goes out
+ * on the server's: a write through systemd of milliseconds against a resize of seconds, not an
+ * order the threads keep. */
 /* memory.high as memgov last set it, else as the sample shows it. */
 static uint64_t high_now(const Tick *k) {
         return k->e->high_known ? k->e->high_set : k->s->memory_high;

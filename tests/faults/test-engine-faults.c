@@ -19,7 +19,9 @@
  * After every run (invariants, checked as the run goes):
  *   - each failure is reported exactly once, as the engine's DECISION_EFFECT
  *     "<action> failed: not tried again for <backoff>", at the first sample that has a working
- *     set, and nothing else is reported as failed;
+ *     set (or, for an action on the server decided before a new server process was seen, as
+ *     failed against the process that is gone, with no backoff), and nothing else is reported
+ *     as failed;
  *   - no action of a kind before the backoff that report announced;
  *   - trims, resets and restarts no closer than their step's cooldown, ladder actions no closer
  *     than governor.settle unless the ETA is an emergency;
@@ -382,7 +384,17 @@ static bool run(Scenario *sc, const Fault *f) {
                         const Decision *d = &out.decisions[j];
                         int error = 0;
 
-                        if (d->kind == DECISION_EFFECT && strstr(d->reason, " failed: ")) {
+                        /* A failure against a server process that is gone (decided for it, reported
+                         * after the new one was seen): reported, with no backoff (engine.c,
+                         * observe_failures). */
+                        if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED_GONE) {
+                                ActionKind a = d->action;
+                                if (!(unreported & (1u << a)) || action_info(a)->lane != ACTION_LANE_SERVER)
+                                        violated(sc, "tick %zu: \"%s\" with no failure of %s to report, or not of "
+                                                 "an action on the server", i, d->reason, action_kind_to_string(a));
+                                unreported &= ~(1u << a);
+                                sc->reported++;
+                        } else if (d->kind == DECISION_EFFECT && strstr(d->reason, " failed: ")) {
                                 ActionKind a = d->action;
                                 char want[128];
                                 snprintf(want, sizeof(want), "%s failed: not tried again for %s",
@@ -407,14 +419,20 @@ static bool run(Scenario *sc, const Fault *f) {
                         }
 
                         /* A new server process starts without the settings memgov changed:
-                         * their changes are paced afresh (engine.c, observe_events). */
+                         * their changes are paced afresh; and no failure against the old process
+                         * holds what acts on the server (engine.c, observe_events). */
                         if (d->kind == DECISION_EVENT &&
                             (d->code == EVENT_RESTART_DONE || d->code == EVENT_RESTART_FOREIGN))
-                                for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
-                                        if (action_info(a)->process_setting && !(unreported & (1u << a))) {
+                                for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                                        if (unreported & (1u << a))
+                                                continue;
+                                        if (action_info(a)->process_setting)
                                                 acted[a] = false;
+                                        if (action_info(a)->process_setting || action_info(a)->lane == ACTION_LANE_SERVER)
                                                 backoff_until[a] = 0;
-                                        }
+                                        if (a == ACTION_RESET)
+                                                emergency_backoff_until = 0;
+                                }
 
                         if (decision_is_action(d)) {
                                 ActionKind a = d->action;

@@ -181,11 +181,17 @@ static void check_invariants(const Sim *sim) {
         bool last_reset_emergency = false;
         for (unsigned i = 0; i < sim->n; i++) {
                 const Decision *d = &sim->log[i];
-                /* A new server process: the settings memgov changed are paced afresh. */
+                /* A new server process: the settings memgov changed are paced afresh, and no failure
+                 * against the old process holds what acts on the server. */
                 if (d->kind == DECISION_EVENT && (d->code == EVENT_RESTART_DONE || d->code == EVENT_RESTART_FOREIGN))
-                        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
+                        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
                                 if (action_info(a)->process_setting)
                                         last_of[a] = failed_until[a] = 0;
+                                if (action_info(a)->lane == ACTION_LANE_SERVER)
+                                        failed_until[a] = 0;
+                                if (a == ACTION_RESET)
+                                        emergency_failed_until = 0;
+                        }
                 if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED && action_info(d->action)->paced) {
                         usec_t until = sim->at[i] + action_info(d->action)->backoff(&sim->p);
                         if (d->action == ACTION_RESET && last_reset_emergency)
@@ -1986,6 +1992,63 @@ static void test_admit_failure_and_new_server(void **state) {
         free(sim);
 }
 
+/* A reset aimed at a server process that is gone: with the limits and the restart on an action
+ * thread of their own, a reset can still be running when the restart stops the server, and
+ * fails there. Its failure comes after the new process was seen (late), or before it, while the
+ * old one stops: either way it holds no rung of the new process. A trim that freed too little on
+ * the old process keeps its backoff. */
+static void test_failure_against_the_old_process(void **state) {
+        for (int late = 0; late < 2; late++) {
+                Sim *sim = sim_new(false);
+                sim->s.uptime = 2 * USEC_PER_MINUTE;
+                for (unsigned i = 0; i < 1800 && !find(sim, T_RESET, 0); i++) {
+                        set_ws(sim, sim->s.memory_current + 3 * MB); /* OOM in about 28 minutes */
+                        sim_tick(sim, SEC);
+                        trims_free(sim, 0);
+                }
+                const Decision *r = find(sim, T_RESET, 0);
+                expect(r && sim->e.act[ACTION_TRIM].spent);
+                Decision reset = *r;
+                ActionResult res = { .error = -ECONNRESET };
+                if (!late)
+                        action_feedback_add(&sim->fb, &reset, &res);
+                sim_tick(sim, SEC);
+                expect(late || (sim->e.act[ACTION_RESET].spent && sim->e.act[ACTION_RESET].failed));
+
+                unsigned mark = sim->n;
+                sim->s.pid = 200;
+                sim->s.uptime = 5 * SEC;
+                set_ws(sim, 2 * GB);
+                sim_tick(sim, SEC);
+                expect(find_code(sim, T_EVENT, EVENT_RESTART_FOREIGN, mark));
+                if (late) {
+                        action_feedback_add(&sim->fb, &reset, &res);
+                        sim_tick(sim, SEC);
+                        const Decision *gone = find_code(sim, T_EFFECT, EFFECT_FAILED_GONE, mark);
+                        expect(gone && gone->action == ACTION_RESET &&
+                               strstr(gone->reason, "reset failed against the server process that is gone"));
+                        expect(!find_code(sim, T_EFFECT, EFFECT_FAILED, mark));
+                }
+                expect(!sim->e.act[ACTION_RESET].spent && !sim->e.act[ACTION_RESET].pending);
+                expect(sim->e.act[ACTION_TRIM].spent);
+
+                /* The new server climbs as the old one did: its reset comes within the backoff
+                 * the failure would have set, and no trim within the trim's. */
+                usec_t failed_at = sim->at[mark - 1];
+                mark = sim->n;
+                for (unsigned i = 0; i < 1800 && !find(sim, T_RESET, mark); i++) {
+                        set_ws(sim, sim->s.memory_current + 10 * MB);
+                        sim_tick(sim, SEC);
+                        trims_free(sim, 0);
+                }
+                const Decision *again = find(sim, T_RESET, mark);
+                expect(again && sim->at[again - sim->log] - failed_at < sim->p.step[LEVEL_RESET].backoff);
+                expect(!find(sim, T_TRIM, mark));
+                check_invariants(sim);
+                free(sim);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_calm),
@@ -2040,6 +2103,7 @@ int main(void) {
                 cmocka_unit_test(test_admit_max_raise_bounded),
                 cmocka_unit_test(test_admit_dry_run),
                 cmocka_unit_test(test_admit_failure_and_new_server),
+                cmocka_unit_test(test_failure_against_the_old_process),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
