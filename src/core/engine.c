@@ -622,23 +622,17 @@ static void observe_events(Tick *k) {
         /* Nor is any change of them paced: in the outcome benchmark's storm, the new server, its
          * clients back at once, met the OOM killer 38 s after the graceful restart, its
          * max_connections at 400 again and admission held by the cooldown of the lowering on
-         * the old process. */
+         * the old process. And what failed against the old process (its sessions, its heap, its
+         * socket: a reset, a trim, a pool step the restart cut short) says nothing of the new
+         * one: no backoff of such a failure holds the new process's rungs. A reset or a trim
+         * that freed too little keeps its backoff. */
         for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                const ActionInfo *info = action_info(a);
                 ActionState *st = &e->act[a];
-                if (!action_info(a)->process_setting || st->pending)
+                if (st->pending || !(info->process_setting || (info->lane == ACTION_LANE_SERVER && st->failed)))
                         continue;
-                st->last = 0;
-                st->spent = st->failed = false;
-                st->backoff_until = 0;
-        }
-        /* What failed against the old process (its sessions, its heap, its socket: a reset, a
-         * trim, a pool step the restart cut short) says nothing of the new one: no backoff of
-         * such a failure holds the new process's rungs. A reset or a trim that freed too little
-         * keeps its backoff. */
-        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
-                ActionState *st = &e->act[a];
-                if (action_info(a)->lane != ACTION_LANE_SERVER || !st->failed || st->pending)
-                        continue;
+                if (info->process_setting)
+                        st->last = 0;
                 st->spent = st->failed = false;
                 st->backoff_until = 0;
                 if (a == ACTION_RESET)
