@@ -32,7 +32,8 @@ meson test -C build --print-errorlogs --num-processes 2 --no-suite faults --no-s
 # After the host's tests, not beside them: the servers' tests want the machine to themselves
 # (run together, a MySQL buffer-pool resize took past its minute).
 phase "tests under ASan and UBSan"
-./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+# -O1, as the sanitizers' own docs advise: the fault sweep took 145 s at -O1 against 267 s at -O0.
+./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Doptimization=1
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite replay --suite integration \
         --suite inject --suite faults
