@@ -90,6 +90,8 @@ typedef struct Decision {
         bool admit_restore;
         unsigned admit_headroom, admit_floor;
         unsigned admit_connections; /* the server's connection count in the sample (socket descriptors) */
+        bool admit_carried; /* admit_connections is the count before the storm, on the process before
+                             * a restart (admission carried to the new process) */
 
         char reason[DECISION_REASON_MAX];
 } Decision;
@@ -207,6 +209,8 @@ typedef struct Engine {
         bool reset_last_emergency;  /* the last reset decided is an emergency reset */
         bool admit_restoring; /* the last admission decision puts max_connections back */
         bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
+        unsigned admit_before; /* the connections the last lowering saw before the storm (the fewest) */
+        bool admit_carry;      /* admission was in place when the server process went: lower the new one's */
         usec_t max_raised_at;
         usec_t process_since; /* when the server process now governed was first seen; 0: the first */
         /* The server's connection count, the fewest in each of the buckets of admit.rise-window

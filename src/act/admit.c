@@ -124,13 +124,14 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
         if (target >= f->max)
                 return action_refuse(ret, -EALREADY,
                               "admission: max_connections is %" PRIu64 " already, not above the %" PRIu64
-                              " client(s) connected plus admit.headroom %u (or admit.floor %u): nothing to lower%s",
-                              f->max, clients, d->admit_headroom, d->admit_floor, errors);
+                              " client(s) %s plus admit.headroom %u (or admit.floor %u): nothing to lower%s",
+                              f->max, clients, d->admit_carried ? "before the storm" : "connected", d->admit_headroom,
+                              d->admit_floor, errors);
         char plan[256];
-        snprintf(plan, sizeof(plan),
-                 "max_connections %" PRIu64 " -> %" PRIu64 " (%" PRIu64 " client(s) connected plus %u%s)%s", f->max,
-                 target, clients, d->admit_headroom, target > clients + d->admit_headroom ? ", at admit.floor" : "",
-                 errors);
+        snprintf(plan, sizeof(plan), "max_connections %" PRIu64 " -> %" PRIu64 " (%" PRIu64 " client(s) %s plus %u%s)%s",
+                 f->max, target, clients,
+                 d->admit_carried ? "before the storm on the process before the restart," : "connected", d->admit_headroom,
+                 target > clients + d->admit_headroom ? ", at admit.floor" : "", errors);
         if (c->dry_run) {
                 snprintf(ret->detail, sizeof(ret->detail), "would lower %s", plan);
                 return 0;

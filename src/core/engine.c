@@ -114,7 +114,7 @@ void engine_set_simulate(Engine *e, bool simulate) {
         e->high_mismatch = 0;
         e->max_raised = false;
         e->max_by_admit = false;
-        e->admit_lowered = false;
+        e->admit_lowered = e->admit_carry = false;
         e->restart_pending = false;
 }
 
@@ -616,8 +616,13 @@ static void observe_events(Tick *k) {
                 return;
 
         /* A new server process starts at its configured buffer pool and max_connections: nothing
-         * to grow or put back. */
+         * to grow or put back. But a storm that admission held off the old process is still
+         * there: in the outcome benchmark's storm, the clients came back to the new server (112
+         * connections within 17 s), faster than its working set reached admit.at, and the kernel
+         * killed it 26 s after it took clients. Admission in place when the process went is
+         * carried to the new one (plan_admit_carry). */
         e->pool_steps = 0;
+        e->admit_carry = e->admit_carry || e->admit_lowered;
         e->admit_lowered = false;
         /* Nor is any change of them paced: in the outcome benchmark's storm, the new server, its
          * clients back at once, met the OOM killer 38 s after the graceful restart, its
@@ -1383,15 +1388,50 @@ static void plan_emergency_reset(Tick *k, const char *where) {
         note_action(k, ACTION_RESET, true);
 }
 
+/* Admission carried to a new server process: max_connections lowered as soon as it takes
+ * clients, to the clients there were before the storm plus admit.headroom, whatever its working
+ * set (it is still small: the storm's sessions are coming back). Not paced by governor.settle:
+ * the last action was on the process before. Put back when calm, as any lowering. */
+static bool plan_admit_carry(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+
+        if (!e->admit_carry)
+                return false;
+        if (!p->step[LEVEL_ADMIT].enabled || !(k->s->has & SAMPLE_HAS_CONNECTIONS)) {
+                e->admit_carry = false;
+                return false;
+        }
+        if (k->starting || e->act[ACTION_ADMIT].pending || (k->s->pending & (1u << ACTION_ADMIT)))
+                return false; /* once the new process takes clients */
+        e->admit_carry = false;
+        Decision *d = emit_action(k, ACTION_ADMIT,
+                                  "%s; a new server process, admission in place on the one before: lower "
+                                  "max_connections to the %u connections before the storm plus %u (not below %u)",
+                                  ctx(k), e->admit_before, p->admit_headroom, p->admit_floor);
+        if (d) {
+                d->admit_headroom = p->admit_headroom;
+                d->admit_floor = p->admit_floor;
+                d->admit_connections = e->admit_before;
+                d->admit_carried = true;
+        }
+        e->admit_lowered = true;
+        e->admit_restoring = false;
+        note_action(k, ACTION_ADMIT, false);
+        return true;
+}
+
 static void act(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
 
-        if (e->last_action > 0 && k->now - e->last_action < p->settle && !k->emergency)
-                return; /* let the last action show its effect first */
         if (e->restart_pending)
                 return;
+        if (plan_admit_carry(k))
+                return;
+        if (e->last_action > 0 && k->now - e->last_action < p->settle && !k->emergency)
+                return; /* let the last action show its effect first */
 
         if (!k->emergency)
                 e->reset_emergency_done = false;
@@ -1520,6 +1560,7 @@ static void act(Tick *k) {
                 }
                 e->admit_lowered = true;
                 e->admit_restoring = false;
+                e->admit_before = fewest;
                 note_action(k, ACTION_ADMIT, false);
                 return;
         }

@@ -24,7 +24,8 @@
  *     as failed;
  *   - no action of a kind before the backoff that report announced;
  *   - trims, resets and restarts no closer than their step's cooldown, ladder actions no closer
- *     than governor.settle unless the ETA is an emergency;
+ *     than governor.settle unless the ETA is an emergency (or admission carried to a new server
+ *     process);
  *   - live, memory.max is put back after a restart (the run ends with the value it began with);
  *   - restarts: at most restart.max-per-day in any 24 h, never while the server is up for less
  *     than restart.min-uptime (the trace's own uptime, not what the engine saw), inside the
@@ -458,7 +459,7 @@ static bool run(Scenario *sc, const Fault *f) {
                                                 violated(sc, "tick %zu: %s %s after the previous one, under its cooldown",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_of[a]));
-                                        if (any_ladder && !d->emergency && now - last_ladder < p->settle)
+                                        if (any_ladder && !d->emergency && !d->admit_carried && now - last_ladder < p->settle)
                                                 violated(sc, "tick %zu: %s %s after the previous ladder action, under settle",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_ladder));
