@@ -182,6 +182,7 @@ typedef struct Engine {
         bool high_at_floor;
         bool psi_guard;
         bool high_yields; /* memory.high makes way in this emergency (see plan_high) */
+        bool high_gone;   /* memory.high is out of the way (max) for this emergency (see plan_high) */
         /* PSI full over the last second or more, from the cumulative stall time: avg10 trails a
          * stall that has just begun by many seconds. */
         bool full_ref_known;

@@ -1031,7 +1031,7 @@ static void plan_high(Tick *k) {
 
         e->high_at_floor = false;
         if (!k->emergency)
-                e->high_yields = false;
+                e->high_yields = e->high_gone = false;
         if (!limits_writable(s) || !p->step[LEVEL_THROTTLE].enabled)
                 return;
         /* Out of the way while the server stops (high_out_of_the_way_of_stop). */
@@ -1069,7 +1069,23 @@ static void plan_high(Tick *k) {
                     !decided_this_tick(k, ACTION_RESET) && pressing_on_high(k))
                         e->high_yields = true;
 
-                if (full >= p->full_guard || e->high_yields) {
+                /* Stalled at restart.at on a memory.high already at the calm value, in an emergency
+                 * with the restart held back by its cooldown or max-per-day (what restart.at does
+                 * not lift): there is nothing under memory.max left to make way to, and no restart
+                 * coming. A memory.high below memory.max then only turns the kernel's kill into a
+                 * stall: in the outcome benchmark's storm, the server back from the restart filled
+                 * up again and sat between the calm 373M and memory.max 384M for 220 s, not
+                 * answering. Out of the way until the emergency is over: the server's growth ends
+                 * under memory.max, or the kernel decides there. */
+                bool give_way = k->emergency && k->restart_held && full >= p->full_guard && cur != SIZE_UNLIMITED &&
+                                cur >= page_round(e, top) && p->step[LEVEL_RESTART].at > 0 && k->ws_bp >= p->step[LEVEL_RESTART].at;
+                if (give_way || (e->high_gone && cur == SIZE_UNLIMITED)) {
+                        e->psi_guard = e->high_gone = true;
+                        next = SIZE_UNLIMITED;
+                        snprintf(whybuf, sizeof(whybuf), "stalled at restart.at, the restart held back and nothing "
+                                 "left to make way to: out of the way while the emergency lasts");
+                        why = whybuf;
+                } else if (full >= p->full_guard || e->high_yields) {
                         /* The server spends its time stalled on memory.high: back off at once. */
                         e->psi_guard = true;
                         /* From max there is nothing to back off from. */

@@ -972,6 +972,62 @@ static void test_restart_when_stalled_at_limit(void **state) {
         free(sim);
 }
 
+/* The server back from the restart stalls at its limit again within restart.cooldown (the storm
+ * outlasted the restart): the restart held back, memory.high at the calm value has nothing left to
+ * make way to, and a memory.high under memory.max only turns the kernel's kill into a stall. It
+ * goes out of the way (max) while the emergency lasts, and comes back to the calm value after. */
+static void test_high_out_of_the_way_when_the_restart_is_held(void **state) {
+        Sim *sim = sim_new(false);
+        stalled_at_limit(sim, 3000);
+        expect(find(sim, T_RESTART, 0));
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        sim->s.psi.full.avg10 = 0;
+        set_ws(sim, 2 * GB);
+        sim_run(sim, 300 * SEC, SEC);
+        uint64_t calm = sim->s.memory_high;
+        expect(calm != SIZE_UNLIMITED && calm < BUDGET);
+
+        unsigned mark = sim->n;
+        sim->s.psi.full.avg10 = 3000;
+        set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
+        for (unsigned i = 0; i < 120; i++) {
+                sim_tick(sim, SEC);
+                resets_free_nothing(sim);
+        }
+        const Decision *gone = find_text(sim, T_SET_HIGH, "nothing left to make way to", mark);
+        expect(gone && gone->value == SIZE_UNLIMITED && gone->old_value == calm);
+        expect(!find(sim, T_RESTART, mark) && sim->s.memory_high == SIZE_UNLIMITED);
+        /* Not lowered again while the stall lasts. */
+        expect(count(sim, T_SET_HIGH, (unsigned) (gone - sim->log) + 1) == 0);
+        check_invariants(sim);
+
+        /* Over: back to the calm value. */
+        sim->s.psi.full.avg10 = 0;
+        set_ws(sim, BUDGET / 2);
+        sim_run(sim, 600 * SEC, SEC);
+        expect(sim->s.memory_high == calm);
+        free(sim);
+
+        /* Without the stall (PSI full under the guard), memory.high is not given up. */
+        sim = sim_new(false);
+        stalled_at_limit(sim, 3000);
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        sim->s.psi.full.avg10 = 0;
+        set_ws(sim, 2 * GB);
+        sim_run(sim, 60 * SEC, SEC);
+        mark = sim->n;
+        sim->s.psi.full.avg10 = 500;
+        set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
+        for (unsigned i = 0; i < 120; i++) {
+                sim_tick(sim, SEC);
+                resets_free_nothing(sim);
+        }
+        expect(!find_text(sim, T_SET_HIGH, "nothing left to make way to", mark) && sim->s.memory_high != SIZE_UNLIMITED);
+        free(sim);
+}
+
 /* A young server (restart.min-uptime holds its restart) growing fast: in the emergency, the reset
  * rung's reset is the emergency reset, before the pool step and the restart, well below
  * restart.at (which a server pressing on the throttle's memory.high does not reach: the kernel
@@ -2153,6 +2209,7 @@ int main(void) {
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_budget_while_max_restore_pending),
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
+                cmocka_unit_test(test_high_out_of_the_way_when_the_restart_is_held),
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
                 cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
                 cmocka_unit_test(test_emergency_reset_after_an_uncollected_reset),
