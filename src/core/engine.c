@@ -1077,8 +1077,9 @@ static void plan_high(Tick *k) {
                  * up again and sat between the calm 373M and memory.max 384M for 220 s, not
                  * answering. Out of the way until the emergency is over: the server's growth ends
                  * under memory.max, or the kernel decides there. */
+                uint32_t restart_at = p->step[LEVEL_RESTART].at;
                 bool give_way = k->emergency && k->restart_held && full >= p->full_guard && cur != SIZE_UNLIMITED &&
-                                cur >= page_round(e, top) && p->step[LEVEL_RESTART].at > 0 && k->ws_bp >= p->step[LEVEL_RESTART].at;
+                                cur >= page_round(e, top) && restart_at > 0 && k->ws_bp >= restart_at;
                 if (give_way || (e->high_gone && cur == SIZE_UNLIMITED)) {
                         e->psi_guard = e->high_gone = true;
                         next = SIZE_UNLIMITED;
