@@ -256,6 +256,7 @@ typedef struct Engine {
         bool accepting_known;
         bool starting_assumed;
         usec_t starting_since;
+        usec_t ready_at; /* when the server last began to accept clients (EVENT_SERVER_READY) */
 } Engine;
 
 void engine_init(Engine *e, const Policy *p, const EngineOptions *opts);

@@ -2073,6 +2073,7 @@ static void test_admit_carried_to_new_server(void **state) {
         set_ws(sim, 2 * GB);
         sim_run(sim, 10 * SEC, SEC);
         expect(count(sim, T_ADMIT, mark) == 0 && !sim->e.admit_lowered);
+        expect(sim->out.next_sample == sim->p.fast_interval);
 
         /* It takes clients, and the storm's are back at once: lowered in that tick, to the 20
          * before the storm, not to the 60 connected now. */
@@ -2090,11 +2091,16 @@ static void test_admit_carried_to_new_server(void **state) {
 
         /* Once, not again as the storm goes on; put back once calm for admit.restore-after. */
         unsigned after = sim->n;
-        for (unsigned t = 0; t < 60; t++) {
+        for (unsigned t = 0; t < 50; t++) {
                 sim->s.connections = 60 + t;
                 sim_tick(sim, SEC);
         }
         expect(count(sim, T_ADMIT, after) == 0);
+        /* Watched closely (sampling.fast-interval) for a minute after it took clients, at 20%
+         * of the budget and the ladder down to normal; then at sampling.interval again. */
+        expect(sim->out.next_sample == sim->p.fast_interval && sim->e.level == LEVEL_NORMAL);
+        sim_run(sim, 20 * SEC, SEC);
+        expect(sim->out.next_sample == sim->p.interval && sim->e.level == LEVEL_NORMAL);
         sim_run(sim, sim->p.admit_restore_after + 60 * SEC, SEC);
         const Decision *r = find(sim, T_ADMIT, after);
         expect(r && r->admit_restore && !sim->e.admit_lowered);
