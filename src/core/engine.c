@@ -643,6 +643,12 @@ static void observe_events(Tick *k) {
                 if (a == ACTION_RESET)
                         e->reset_emergency_backoff_until = 0;
         }
+        /* The emergency reset (once an emergency, not within reset.cooldown of the last) ended
+         * sessions of the process that is gone: the new one's are its own. In the outcome
+         * benchmark's storm, the ETA of the old process ran on until the new one took clients,
+         * the emergency with it, and the new server, its storm's sessions back and rising 33G/h,
+         * had no emergency reset before the kernel killed it. */
+        e->reset_emergency_done = e->reset_emergency_any = false;
         e->process_since = MAX(k->now, (usec_t) 1);
         /* And it starts by starting: where the signal exists, until it says otherwise. */
         if (new_pid && e->accepting_known && !(s->has & SAMPLE_HAS_ACCEPTING)) {

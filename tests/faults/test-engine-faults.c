@@ -433,6 +433,9 @@ static bool run(Scenario *sc, const Fault *f) {
                                                 backoff_until[a] = 0;
                                         if (a == ACTION_RESET)
                                                 emergency_backoff_until = 0;
+                                        /* The emergency reset ended sessions of the old
+                                         * process: the new one's may be ended in this emergency. */
+                                        emergency_reset_done = false;
                                 }
 
                         if (decision_is_action(d)) {

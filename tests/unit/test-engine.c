@@ -191,6 +191,9 @@ static void check_invariants(const Sim *sim) {
                                         failed_until[a] = 0;
                                 if (a == ACTION_RESET)
                                         emergency_failed_until = 0;
+                                /* The emergency reset's reset.cooldown is of the old process's
+                                 * sessions. */
+                                last_emergency_reset = 0;
                         }
                 if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED && action_info(d->action)->paced) {
                         usec_t until = sim->at[i] + action_info(d->action)->backoff(&sim->p);
@@ -1043,6 +1046,39 @@ static unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds, bo
                 resets_free(sim, freed);
         }
         return ratio_bp(sim->s.memory_current, BUDGET);
+}
+
+/* The emergency reset is once an emergency and not within reset.cooldown of the last: of the
+ * sessions of one server process. The storm's sessions back on the new server, in the emergency
+ * that ran on across the restart, are ended in their turn. */
+static void test_emergency_reset_on_the_new_process(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        climb_into_high(sim, 30 * MB, 600, true, FINDS_NONE);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        const Decision *r = find(sim, T_RESTART, 0);
+        expect(er && r && er < r);
+        usec_t er_at = sim->at[er - sim->log];
+
+        unsigned mark = sim->n;
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 5 * GB);
+        sim_tick(sim, SEC);
+        expect(find_code(sim, T_EVENT, EVENT_RESTART_DONE, mark));
+        for (unsigned i = 0; i < 120 && !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark); i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 30 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                resets_free(sim, 100 * MB);
+        }
+        const Decision *again = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+        /* In the emergency that began on the old process, within the backoff of its reset's
+         * failure. */
+        expect(again && sim->at[again - sim->log] - er_at < sim->p.step[LEVEL_RESET].backoff);
+        for (unsigned i = (unsigned) (er - sim->log); i < (unsigned) (again - sim->log); i++)
+                expect(!decision_is_action(&sim->log[i]) || sim->log[i].emergency);
+        check_invariants(sim);
+        free(sim);
 }
 
 static void test_emergency_reset_at_the_reset_rung(void **state) {
@@ -2216,6 +2252,7 @@ int main(void) {
                 cmocka_unit_test(test_budget_while_max_restore_pending),
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
                 cmocka_unit_test(test_high_out_of_the_way_when_the_restart_is_held),
+                cmocka_unit_test(test_emergency_reset_on_the_new_process),
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
                 cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
                 cmocka_unit_test(test_emergency_reset_after_an_uncollected_reset),
