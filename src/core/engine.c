@@ -1414,6 +1414,20 @@ static void plan_emergency_reset(Tick *k, const char *where) {
         note_action(k, ACTION_RESET, true);
 }
 
+/* A lowering of max_connections decided: to `connections` (the sample's count, or with `carried`
+ * the count before the storm on the process before) plus admit.headroom, not below admit.floor. */
+static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool carried) {
+        if (d) {
+                d->admit_headroom = k->p->admit_headroom;
+                d->admit_floor = k->p->admit_floor;
+                d->admit_connections = connections;
+                d->admit_carried = carried;
+        }
+        k->e->admit_lowered = true;
+        k->e->admit_restoring = false;
+        note_action(k, ACTION_ADMIT, false);
+}
+
 /* Admission carried to a new server process: max_connections lowered as soon as it takes
  * clients, to the clients there were before the storm plus admit.headroom, whatever its working
  * set (it is still small: the storm's sessions are coming back). Not paced by governor.settle:
@@ -1435,15 +1449,7 @@ static bool plan_admit_carry(Tick *k) {
                                   "%s; a new server process, admission in place on the one before: lower "
                                   "max_connections to the %u connections before the storm plus %u (not below %u)",
                                   ctx(k), e->admit_before, p->admit_headroom, p->admit_floor);
-        if (d) {
-                d->admit_headroom = p->admit_headroom;
-                d->admit_floor = p->admit_floor;
-                d->admit_connections = e->admit_before;
-                d->admit_carried = true;
-        }
-        e->admit_lowered = true;
-        e->admit_restoring = false;
-        note_action(k, ACTION_ADMIT, false);
+        note_admit_lowering(k, d, e->admit_before, true);
         return true;
 }
 
@@ -1579,15 +1585,8 @@ static void act(Tick *k) {
                                           "max_connections to the connected clients plus %u (not below %u)",
                                           ctx(k), k->s->connections, fewest, format_timespan(t, p->admit_rise_window),
                                           p->admit_headroom, p->admit_floor);
-                if (d) {
-                        d->admit_headroom = p->admit_headroom;
-                        d->admit_floor = p->admit_floor;
-                        d->admit_connections = k->s->connections;
-                }
-                e->admit_lowered = true;
-                e->admit_restoring = false;
+                note_admit_lowering(k, d, k->s->connections, false);
                 e->admit_before = fewest;
-                note_action(k, ACTION_ADMIT, false);
                 return;
         }
 
