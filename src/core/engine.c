@@ -1438,12 +1438,14 @@ static bool plan_admit_carry(Tick *k) {
 
         if (!e->admit_carry)
                 return false;
-        if (!p->step[LEVEL_ADMIT].enabled || !(k->s->has & SAMPLE_HAS_CONNECTIONS)) {
+        if (!p->step[LEVEL_ADMIT].enabled) {
                 e->admit_carry = false;
                 return false;
         }
+        /* Once the new process takes clients. (Not on its connection count: the lowering is to
+         * the count before the storm, and one sample without the count must not lose it.) */
         if (k->starting || e->act[ACTION_ADMIT].pending || (k->s->pending & (1u << ACTION_ADMIT)))
-                return false; /* once the new process takes clients */
+                return false;
         e->admit_carry = false;
         Decision *d = emit_action(k, ACTION_ADMIT,
                                   "%s; a new server process, admission in place on the one before: lower "
