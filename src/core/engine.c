@@ -1428,29 +1428,36 @@ static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool
         note_action(k, ACTION_ADMIT, false);
 }
 
-/* Admission carried to a new server process: max_connections lowered as soon as it takes
- * clients, to the clients there were before the storm plus admit.headroom, whatever its working
- * set (it is still small: the storm's sessions are coming back). Not paced by governor.settle:
- * the last action was on the process before. Put back when calm, as any lowering. */
+/* Admission carried to a new server process: armed when admission was in place on the process
+ * that went; max_connections lowered as soon as the new one takes clients and its connections
+ * rise as in a storm (admit.min-rise, admit.min-rise-share), whatever its working set: the
+ * storm's sessions are coming back, and grow it past admit.at within seconds. The lowering is to
+ * the connections before the storm on the old process plus admit.headroom. Not paced by
+ * governor.settle (the last action was on the process before); put back when calm, as any
+ * lowering. Without a rise within admit.rise-window of the new process taking clients, the
+ * storm is over: nothing is lowered (in the outcome benchmark, a new server lowered to 12
+ * connections where no storm came back would have kept them for admit.restore-after). */
 static bool plan_admit_carry(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
 
         if (!e->admit_carry)
                 return false;
-        if (!p->step[LEVEL_ADMIT].enabled) {
+        if (!p->step[LEVEL_ADMIT].enabled || e->admit_lowered ||
+            (!k->starting && k->now - MAX(e->process_since, e->ready_at) > p->admit_rise_window)) {
                 e->admit_carry = false;
                 return false;
         }
-        /* Once the new process takes clients. (Not on its connection count: the lowering is to
-         * the count before the storm, and one sample without the count must not lose it.) */
-        if (k->starting || e->act[ACTION_ADMIT].pending || (k->s->pending & (1u << ACTION_ADMIT)))
+        if (k->starting || e->act[ACTION_ADMIT].pending || (k->s->pending & (1u << ACTION_ADMIT)) ||
+            !connections_rising(k))
                 return false;
         e->admit_carry = false;
         Decision *d = emit_action(k, ACTION_ADMIT,
-                                  "%s; a new server process, admission in place on the one before: lower "
-                                  "max_connections to the %u connections before the storm plus %u (not below %u)",
-                                  ctx(k), e->admit_before, p->admit_headroom, p->admit_floor);
+                                  "%s; a new server process, admission in place on the one before, %u connections, "
+                                  "up from %u: lower max_connections to the %u connections before the storm plus "
+                                  "%u (not below %u)",
+                                  ctx(k), k->s->connections, conn_fewest(e), e->admit_before, p->admit_headroom,
+                                  p->admit_floor);
         note_admit_lowering(k, d, e->admit_before, true);
         return true;
 }

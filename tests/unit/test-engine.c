@@ -2111,14 +2111,19 @@ static void test_admit_carried_to_new_server(void **state) {
         expect(count(sim, T_ADMIT, mark) == 0 && !sim->e.admit_lowered);
         expect(sim->out.next_sample == sim->p.fast_interval);
 
-        /* It takes clients, and the storm's are back at once: lowered in that tick, to the 20
-         * before the storm, not to the 60 connected now. */
+        /* It takes clients: a sample without the count, then the application's clients back
+         * (a rise under admit.min-rise). Nothing yet. */
         sim->s.accepting = 1;
-        sim->s.connections = 60;
-        /* (The count of this very sample missing: the lowering does not need it.) */
         sim->s.has &= ~SAMPLE_HAS_CONNECTIONS;
         sim_tick(sim, SEC);
         sim->s.has |= SAMPLE_HAS_CONNECTIONS;
+        sim->s.connections = 12;
+        sim_tick(sim, SEC);
+        expect(count(sim, T_ADMIT, mark) == 0 && sim->e.admit_carry);
+        /* The storm's clients are back: lowered in that tick, to the 20 before the storm, not
+         * to the 60 connected now. */
+        sim->s.connections = 60;
+        sim_tick(sim, SEC);
         const Decision *d = find(sim, T_ADMIT, mark);
         expect(d && !d->admit_restore && d->admit_carried && d->admit_connections == 20 && d->admit_headroom == 10 &&
                d->admit_floor == 10);
@@ -2151,6 +2156,30 @@ static void test_admit_carried_to_new_server(void **state) {
         sim_run(sim, 20 * SEC, SEC);
         expect(count(sim, T_ADMIT, mark) == 0);
         check_invariants(sim);
+        free(sim);
+
+        /* The storm over when the new process takes clients: only the application's come back,
+         * nothing is lowered, and a rise after admit.rise-window (the day's traffic) is not
+         * taken for the storm. */
+        sim = sim_new(false);
+        sim->s.has |= SAMPLE_HAS_ACCEPTING;
+        sim->s.accepting = 1;
+        storm(sim, 20, 1);
+        expect(sim->e.admit_lowered);
+        mark = sim->n;
+        sim->s.pid = 303;
+        sim->s.uptime = SEC;
+        sim->s.accepting = 0;
+        sim->s.connections = 2;
+        set_ws(sim, 2 * GB);
+        sim_run(sim, 10 * SEC, SEC);
+        sim->s.accepting = 1;
+        sim->s.connections = 15;
+        sim_run(sim, sim->p.admit_rise_window + 10 * SEC, SEC);
+        expect(count(sim, T_ADMIT, mark) == 0 && !sim->e.admit_carry);
+        sim->s.connections = 60;
+        sim_run(sim, 10 * SEC, SEC);
+        expect(count(sim, T_ADMIT, mark) == 0);
         free(sim);
 
         /* Admission disabled by a policy reload before the new process: nothing carried. */
