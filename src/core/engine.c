@@ -675,6 +675,12 @@ static void observe_events(Tick *k) {
 /* How long a new server process is sampled at sampling.fast-interval after it takes clients. */
 #define NEW_PROCESS_WATCH USEC_PER_MINUTE
 
+/* How long the server process now governed has taken clients (since it was seen, where the
+ * accepting signal never had a word on it); meaningful for a new process (process_since > 0). */
+static usec_t taking_clients_for(const Tick *k) {
+        return k->now - MAX(k->e->process_since, k->e->ready_at);
+}
+
 /* A database server that listens on nothing yet is starting (InnoDB's recovery, its caches
  * allocated): what it takes then is not growth to extrapolate. Once it accepts clients, the
  * trend starts over from there. */
@@ -1444,7 +1450,7 @@ static bool plan_admit_carry(Tick *k) {
         if (!e->admit_carry)
                 return false;
         if (!p->step[LEVEL_ADMIT].enabled || e->admit_lowered ||
-            (!k->starting && k->now - MAX(e->process_since, e->ready_at) > p->admit_rise_window)) {
+            (!k->starting && taking_clients_for(k) > p->admit_rise_window)) {
                 e->admit_carry = false;
                 return false;
         }
@@ -1860,7 +1866,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
          * outcome benchmark's storm, memgov saw the new server accept clients 6-8 s after it did
          * (samples 5 s apart), at 201-249M, and the kernel killed it before the next sample. */
         bool fresh = e->process_since > 0 &&
-                     (k.starting || k.now - MAX(e->process_since, e->ready_at) < NEW_PROCESS_WATCH);
+                     (k.starting || taking_clients_for(&k) < NEW_PROCESS_WATCH);
         bool near = k.ws_bp >= p->fast_above || e->level >= LEVEL_TRIM || fresh ||
                     (p->step[LEVEL_THROTTLE].eta > 0 && k.eta <= p->step[LEVEL_THROTTLE].eta);
         out->next_sample = near ? p->fast_interval : p->interval;

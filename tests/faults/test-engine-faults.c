@@ -423,7 +423,7 @@ static bool run(Scenario *sc, const Fault *f) {
                          * their changes are paced afresh; and no failure against the old process
                          * holds what acts on the server (engine.c, observe_events). */
                         if (d->kind == DECISION_EVENT &&
-                            (d->code == EVENT_RESTART_DONE || d->code == EVENT_RESTART_FOREIGN))
+                            (d->code == EVENT_RESTART_DONE || d->code == EVENT_RESTART_FOREIGN)) {
                                 for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
                                         if (unreported & (1u << a))
                                                 continue;
@@ -433,10 +433,11 @@ static bool run(Scenario *sc, const Fault *f) {
                                                 backoff_until[a] = 0;
                                         if (a == ACTION_RESET)
                                                 emergency_backoff_until = 0;
-                                        /* The emergency reset ended sessions of the old
-                                         * process: the new one's may be ended in this emergency. */
-                                        emergency_reset_done = false;
                                 }
+                                /* The emergency reset ended sessions of the old process: the
+                                 * new one's may be ended in this emergency. */
+                                emergency_reset_done = false;
+                        }
 
                         if (decision_is_action(d)) {
                                 ActionKind a = d->action;
