@@ -175,6 +175,7 @@ typedef struct Engine {
         /* memory.high ("max" is SIZE_UNLIMITED, a value like any other here) */
         bool high_known, initial_known, ceiling_known;
         uint64_t high_set;     /* last value decided or adopted */
+        uint64_t high_before;  /* the value memgov's last write replaced: what a read before it landed shows */
         uint64_t high_initial; /* value found before the first write, restored when calm is off */
         uint64_t high_ceiling; /* set by someone else and adopted as the calm value */
         usec_t high_changed;

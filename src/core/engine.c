@@ -915,12 +915,19 @@ static void resync_high(Tick *k) {
                 e->high_initial = s->memory_high;
                 e->initial_known = true;
         }
-        if (e->opts.simulate || !e->high_known || s->memory_high == e->high_set ||
-            k->now - e->high_changed < k->p->settle || (s->pending & (1u << ACTION_SET_HIGH))) {
+        /* Ours: the value memgov set, or, within settle of the write, the one it replaced (a read
+         * from before the write landed). Any other value is someone else's, however soon after our
+         * write: a throttle that steps more often than settle would otherwise never see it, and
+         * write over it (measured on a real cgroup: a value set 16M under memgov's, overwritten by
+         * memgov's next step 2 s later, with settle at 3 s). */
+        bool ours = s->memory_high == e->high_set ||
+                    (s->memory_high == e->high_before && k->now - e->high_changed < k->p->settle);
+        if (e->opts.simulate || !e->high_known || ours || (s->pending & (1u << ACTION_SET_HIGH))) {
                 e->high_mismatch = 0;
                 return;
         }
-        /* Twice in a row, well after our own write: someone else set it. Adopt, do not fight. */
+        /* Twice in a row: someone else set it. Adopt, do not fight; memgov writes no memory.high in
+         * between (high_held), or its next step would hide the value it is to judge. */
         if (++e->high_mismatch < 2)
                 return;
         format_bytes(a, s->memory_high);
@@ -966,10 +973,16 @@ static uint64_t high_now(const Tick *k) {
         return k->e->high_known ? k->e->high_set : k->s->memory_high;
 }
 
+/* memory.high not to be written now: a value unlike memgov's own was seen, and the next sample
+ * tells whether someone else set it (resync_high). */
+static bool high_held(const Tick *k) {
+        return k->e->high_mismatch > 0;
+}
+
 /* memory.high may be moved out of the way: memgov's to write, and no write of it failing. */
 static bool high_movable(const Tick *k) {
         return limits_writable(k->s) && k->p->step[LEVEL_THROTTLE].enabled && !k->e->act[ACTION_SET_HIGH].spent &&
-               step_available(k, LEVEL_THROTTLE);
+               !high_held(k) && step_available(k, LEVEL_THROTTLE);
 }
 
 /* A memory.high decision taken: its values, and what memgov now knows memory.high to be. */
@@ -978,6 +991,7 @@ static void note_high_set(Tick *k, Decision *d, uint64_t cur, uint64_t next) {
                 d->value = next;
                 d->old_value = cur;
         }
+        k->e->high_before = cur;
         k->e->high_set = next;
         k->e->high_known = true;
         k->e->high_changed = k->now;
@@ -1053,7 +1067,7 @@ static void plan_high(Tick *k) {
         if (e->restart_pending)
                 return;
         /* A write that failed is not tried again before its backoff is over. */
-        if (e->act[ACTION_SET_HIGH].spent)
+        if (e->act[ACTION_SET_HIGH].spent || high_held(k))
                 return;
 
         uint64_t cur = high_now(k);

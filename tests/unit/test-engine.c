@@ -766,6 +766,51 @@ static void test_throttle_guard_sees_stall_at_once(void **state) {
         free(sim);
 }
 
+/* A throttle that steps more often than settle: a read from before its last write landed is not
+ * someone else's value, and a value that is neither is, and is adopted before the next step
+ * writes over it (on a real cgroup, memgov's next step did, 2 s after a value set 16M under its
+ * own, with settle at 3 s). */
+static void test_foreign_memory_high_between_steps(void **state) {
+        Sim *sim = sim_new(false);
+        sim->p.settle = 3 * SEC;
+        sim->p.step[LEVEL_THROTTLE].cooldown = 2 * SEC;
+        sim_policy_changed(sim);
+        set_ws(sim, 9 * GB);
+        unsigned mark = sim->n;
+        const Decision *step = NULL;
+        for (unsigned i = 0; i < 60 && !step; i++) {
+                mark = sim->n;
+                sim_tick(sim, SEC);
+                step = find_text(sim, T_SET_HIGH, "throttle:", mark);
+        }
+        expect(step && step->old_value != SIZE_UNLIMITED && step->value < step->old_value);
+        uint64_t before = step->old_value;
+
+        /* The write has not landed yet when the next sample is read: that is not a change. */
+        uint64_t ours = sim->e.high_set;
+        sim->s.memory_high = before;
+        sim_tick(sim, SEC);
+        expect(sim->e.high_mismatch == 0 && count(sim, T_EVENT, mark) == 0);
+        sim->s.memory_high = ours;
+        sim_tick(sim, SEC);
+
+        /* Right after memgov's next step, an operator sets 16M under it: adopted, not written over. */
+        for (unsigned i = 0; i < 10 && last_at(sim, T_SET_HIGH) != sim->now; i++)
+                sim_tick(sim, SEC);
+        expect(last_at(sim, T_SET_HIGH) == sim->now);
+        uint64_t foreign = sim->e.high_set - 16 * MB;
+        mark = sim->n;
+        sim->s.memory_high = foreign;
+        sim_run(sim, 2 * SEC, SEC);
+        const Decision *ev = find_code(sim, T_EVENT, EVENT_HIGH_ADOPTED, mark);
+        expect(ev != NULL);
+        for (unsigned i = mark; i < sim->n && ev; i++)
+                expect(decision_class(&sim->log[i]) != T_SET_HIGH || &sim->log[i] > ev);
+        expect(sim->e.high_ceiling == foreign && sim->s.memory_high <= foreign);
+        check_invariants(sim);
+        free(sim);
+}
+
 static void test_foreign_memory_high_adopted(void **state) {
         Sim *sim = sim_new(false);
         set_ws(sim, 5 * GB);
@@ -2278,6 +2323,7 @@ int main(void) {
                 cmocka_unit_test(test_throttle_planner),
                 cmocka_unit_test(test_throttle_guard_sees_stall_at_once),
                 cmocka_unit_test(test_foreign_memory_high_adopted),
+                cmocka_unit_test(test_foreign_memory_high_between_steps),
                 cmocka_unit_test(test_restart_and_max_raise),
                 cmocka_unit_test(test_max_raise_with_smaller_budget),
                 cmocka_unit_test(test_leave),
