@@ -127,6 +127,7 @@ typedef struct Policy {
         usec_t admit_restore_after;     /* calm below throttle this long: max_connections put back */
         uint32_t admit_max_raise;       /* memory.max raised by at most this share of the budget */
         usec_t admit_raise_for;         /* ...for this long */
+        bool admit_end_excess;          /* carried to a new server process: end the clients over it */
 
         /* [reset] */
         unsigned reset_max;

@@ -41,6 +41,14 @@ bool session_is_idle(const Session *s, const SessionSelect *q);
 /* Fills chosen with up to q->max indexes into s, in the order to reset them. */
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen);
 
+/* The clients over keep, the newest first (the highest IDs: the last to connect), for an admission
+ * lowered below the clients connected: up to q->max indexes into s in chosen, none exempt
+ * (session_exempt; q->min_memory and q->min_idle do not apply). The clients are the sessions but
+ * memgov's own and the server's and replication threads, exempt ones included: they count
+ * against max_connections, they are only never ended; *ret_clients (if not NULL) says how many. */
+unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect *q, uint64_t keep, unsigned *chosen,
+                              unsigned *ret_clients);
+
 /* The memory of the largest session that may be reset, whatever q->min_memory (0: none may):
  * what a reset that found none at min-memory says, so that the floor can be judged. */
 uint64_t sessions_largest(const Session *s, unsigned n, const SessionSelect *q);

@@ -11,6 +11,9 @@
 #include "memgov/actuator.h"
 #include "memgov/sql.h"
 #include "memgov/strutil.h"
+#include "memgov/units.h"
+#include "session-end.h"
+#include "trim.h"
 
 /* Admission control: SET GLOBAL max_connections. A server at its max_connections refuses a new
  * connection with error 1040 "Too many connections" as it logs in; the sessions already there go
@@ -20,7 +23,8 @@
  * SUPER (MariaDB 10.5.2+: CONNECTION ADMIN; MySQL 8: CONNECTION_ADMIN), and MariaDB more on its
  * extra_port (extra_max_connections): memgov's own session still gets in. Setting the variable
  * needs SUPER, or CONNECTION ADMIN on MariaDB 10.5.2+ (measured on 10.11: that alone is enough),
- * SYSTEM_VARIABLES_ADMIN on MySQL 8; lowering it below the sessions connected ends none of them. */
+ * SYSTEM_VARIABLES_ADMIN on MySQL 8; lowering it below the sessions connected ends none of them
+ * (a carried admission ends them itself: end_excess). */
 
 static const char facts_query[] =
         "SELECT @@GLOBAL.max_connections, "
@@ -103,6 +107,54 @@ static int set_max(SqlConn *conn, uint64_t v, ActionResult *ret, const char *wha
         return 0;
 }
 
+/* A carried admission (d->admit_carried) lowers max_connections on a new server process below the
+ * clients already in: the storm's clients came back before the lowering could be there. Those over
+ * it, the newest first, are ended, as they would have been refused had it been in place when they
+ * came (admit.end-excess); never memgov's own session, a server or replication thread, an exempt
+ * user or host, or a session in a write transaction. Their memory goes back with a trim, as after
+ * a reset. In the outcome benchmark's storm, the new server took the storm's clients in its first
+ * seconds, was lowered to 12 connections at 170-193M, and was OOM-killed all the same: the
+ * sessions already in filled it. What was done goes into the detail; the lowering stands whatever
+ * comes of it. */
+static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t keep, StrBuf *detail) {
+        char why[512], a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+        unsigned n = 0, clients = 0;
+
+        _cleanup_free_ Session *s = calloc(SESSIONS_MAX, sizeof(Session));
+        _cleanup_free_ unsigned *chosen = calloc(SESSIONS_MAX, sizeof(unsigned));
+        if (!s || !chosen) {
+                strbuf_printf(detail, "; the clients over it not ended: out of memory");
+                return;
+        }
+        if (sessions_list(conn, s, &n, why, sizeof(why)) < 0) {
+                strbuf_printf(detail, "; the clients over it not ended: listing the sessions: %s", why);
+                return;
+        }
+        SessionSelect q = { .max = SESSIONS_MAX, .own_id = conn->own_id, .policy = c->policy };
+        unsigned k = sessions_newest_over(s, n, &q, keep, chosen, &clients);
+        if (clients <= keep)
+                return;
+        if (k == 0) {
+                strbuf_printf(detail, "; %u client(s) in, none of those over it may be ended", clients);
+                return;
+        }
+        if (c->dry_run) {
+                strbuf_printf(detail, "; would end %u of the %u client(s) in, the newest first", k, clients);
+                return;
+        }
+        uint64_t rss_before = 0, rss_after = 0;
+        (void) process_rss(c->target->pid, &rss_before);
+        unsigned ended = sessions_end(conn, s, chosen, k);
+        TrimReport tr;
+        int r = trim_run(c->policy, c->target->pid, c->target->starttime, 0, c->policy->trim_method, false, -1, &tr, why,
+                         sizeof(why));
+        (void) process_rss(c->target->pid, &rss_after);
+        strbuf_printf(detail, "; ended %u of the %u client(s) in, the newest first (#%" PRIu64 " to #%" PRIu64 "); %s%s; "
+                      "RSS %s -> %s", ended, clients, s[chosen[k - 1]].id, s[chosen[0]].id,
+                      r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "", format_bytes(a, rss_before),
+                      format_bytes(b, rss_after));
+}
+
 static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlConn *conn, const AdmitFacts *f,
                  ActionResult *ret) {
         char why[512];
@@ -132,8 +184,13 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
                  f->max, target, clients,
                  d->admit_carried ? "before the storm on the process before the restart," : "connected", d->admit_headroom,
                  target > clients + d->admit_headroom ? ", at admit.floor" : "", errors);
+        bool end = d->admit_carried && c->policy->admit_end_excess;
+        StrBuf detail;
+        strbuf_init(&detail, ret->detail, sizeof(ret->detail));
         if (c->dry_run) {
-                snprintf(ret->detail, sizeof(ret->detail), "would lower %s", plan);
+                strbuf_printf(&detail, "would lower %s", plan);
+                if (end)
+                        end_excess(c, conn, target, &detail);
                 return 0;
         }
         int r = set_max(conn, target, ret, "lower");
@@ -149,7 +206,9 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
                               target, after.max);
         *m = (AdmitMemory) { .pid = c->target->pid, .starttime = c->target->starttime, .configured = configured,
                              .set = target, .errors = f->have_errors ? f->errors : 0, .errors_known = f->have_errors };
-        snprintf(ret->detail, sizeof(ret->detail), "lowered %s", plan);
+        strbuf_printf(&detail, "lowered %s", plan);
+        if (end)
+                end_excess(c, conn, target, &detail);
         return 0;
 }
 

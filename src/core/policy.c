@@ -183,6 +183,7 @@ static const PolicyKey keys[] = {
           "a share of the budget from 0% to 50%, like 5%"),
         K("admit", "raise-for", KT_TIMESPAN, offsetof(Policy, admit_raise_for), USEC_PER_SEC, USEC_PER_HOUR,
           "a duration from 1s to 1h, like 2m"),
+        K("admit", "end-excess", KT_BOOL, offsetof(Policy, admit_end_excess), 0, 0, "yes or no"),
 
         K("reset", "enabled", KT_BOOL, STEP(LEVEL_RESET, enabled), 0, 0, "yes or no"),
         K("reset", "at", KT_PERCENT_OFF, STEP(LEVEL_RESET, at), PCT(1), PCT(100),

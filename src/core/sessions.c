@@ -43,7 +43,8 @@ static bool host_matches(const char *session_host, const char *exempt) {
         return strncasecmp(session_host, exempt, n) == 0 && (session_host[n] == '\0' || session_host[n] == ':');
 }
 
-const char *session_exempt(const Session *s, const SessionSelect *q) {
+/* Why a session is not a client's: memgov's own, a replication or server thread (NULL for a client). */
+static const char *session_not_client(const Session *s, const SessionSelect *q) {
         static const char *const system_commands[] = { "Binlog Dump", "Binlog Dump GTID", "Daemon", "Connect",
                                                         "Register Slave", "Slave_IO", "Slave_SQL", "Slave_worker",
                                                         "Killed" };
@@ -55,6 +56,13 @@ const char *session_exempt(const Session *s, const SessionSelect *q) {
         if (streq(s->user, "system user") || streq(s->user, "event_scheduler") || s->user[0] == '\0' ||
             streq(s->user, "unauthenticated user"))
                 return "a system thread";
+        return NULL;
+}
+
+const char *session_exempt(const Session *s, const SessionSelect *q) {
+        const char *why = session_not_client(s, q);
+        if (why)
+                return why;
         for (unsigned i = 0; q->policy && i < q->policy->n_exempt_users; i++)
                 if (streq(s->user, q->policy->exempt_users[i]))
                         return "an exempt user";
@@ -98,6 +106,30 @@ unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, u
                                         k++;
                         }
                 }
+        }
+        return k;
+}
+
+unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect *q, uint64_t keep, unsigned *chosen,
+                              unsigned *ret_clients) {
+        unsigned clients = 0, k = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                if (!session_not_client(&s[i], q))
+                        clients++;
+        if (ret_clients)
+                *ret_clients = clients;
+        /* Newest first: the highest ID not chosen yet, until the clients left are within keep. */
+        uint64_t below = UINT64_MAX;
+        while (k < q->max && clients - k > keep) {
+                unsigned best = n;
+                for (unsigned i = 0; i < n; i++)
+                        if (s[i].id < below && (best == n || s[i].id > s[best].id) && !session_exempt(&s[i], q))
+                                best = i;
+                if (best == n)
+                        break;
+                chosen[k++] = best;
+                below = s[best].id;
         }
         return k;
 }

@@ -7,7 +7,8 @@
 # headroom; the headroom's connections get in, the next one is refused with error 1040 while every
 # session already there still answers and memgov's own session (a SUPER account) still connects;
 # the restore puts back exactly the value found; a value someone else set meanwhile is left as it
-# is; nothing to lower and an account without the privilege are explained refusals.
+# is; nothing to lower and an account without the privilege are explained refusals; a lowering
+# carried to a new server process ends the clients over it, the newest first.
 #   admit-mariadbd.sh MEMGOV_ADMIT_RUN MEMGOV_CONN_STORM MEMGOV
 set -euo pipefail
 admit_run=$1
@@ -157,6 +158,10 @@ within "$(max)" $((want + 1 + HEADROOM)) && [[ $r_error == 0 ]] ||
         fail "with CONNECTION ADMIN: error $r_error, max_connections $(max): $r_detail"
 echo "admit-mariadbd: ok: with CONNECTION ADMIN only: $r_detail"
 mariadb_sql "SET GLOBAL max_connections = $CONFIGURED"
+
+admit_carry_step admit-mariadbd
+run restore 0 0 0
+[[ $r_error == 0 && $(max) == "$CONFIGURED" ]] || fail "restore after the carried lowering: $r_detail"
 
 stop_storm
 echo "admit-mariadbd: ok: the storm's sessions ended; socket descriptors $(sockets)"

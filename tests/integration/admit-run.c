@@ -2,7 +2,10 @@
 /* One step of the admission rung against a real server: admit_run() called as the daemon's action
  * worker would, with what memgov remembers of the server given and printed back, and its
  * ActionResult printed as key=value lines (detail last) for admit-mariadbd.sh to check.
- *   memgov-admit-run PID lower|restore DRY_RUN(0|1) HEADROOM FLOOR [CONFIGURED SET ERRORS|-]
+ *   memgov-admit-run PID lower|carry|restore DRY_RUN(0|1) HEADROOM FLOOR [CONFIGURED SET ERRORS|-]
+ * carry: a lowering carried to a new server process (Decision.admit_carried), MEMGOV_TEST_CONNECTIONS
+ * the count before the storm; the clients over it are ended (admit.end-excess, as in the default
+ * policy).
  * MEMGOV_TEST_OPTION_FILE: the [sql] option-file to log in with (another account);
  * MEMGOV_TEST_CONNECTIONS: the server's connection count in the decision, as the daemon's sampler
  * counts its socket descriptors (without it, the server is asked). Exits 0 when
@@ -19,7 +22,7 @@
 #include "memgov/strutil.h"
 
 static int usage(void) {
-        fprintf(stderr, "usage: memgov-admit-run PID lower|restore DRY_RUN HEADROOM FLOOR [CONFIGURED SET ERRORS]\n");
+        fprintf(stderr, "usage: memgov-admit-run PID lower|carry|restore DRY_RUN HEADROOM FLOOR [CONFIGURED SET ERRORS]\n");
         return 2;
 }
 
@@ -27,7 +30,7 @@ int main(int argc, char **argv) {
         uint64_t pid, dry, headroom, floor, configured = 0, set = 0, errors = 0;
         Policy p;
 
-        if ((argc != 6 && argc != 9) || !parse_decimal_u64(argv[1], &pid) || (strcmp(argv[2], "lower") && strcmp(argv[2], "restore")) ||
+        if ((argc != 6 && argc != 9) || !parse_decimal_u64(argv[1], &pid) || (strcmp(argv[2], "lower") && strcmp(argv[2], "carry") && strcmp(argv[2], "restore")) ||
             !parse_decimal_u64(argv[3], &dry) || !parse_decimal_u64(argv[4], &headroom) || !parse_decimal_u64(argv[5], &floor) ||
             (argc == 9 && (!parse_decimal_u64(argv[6], &configured) || !parse_decimal_u64(argv[7], &set) ||
                            (strcmp(argv[8], "-") && !parse_decimal_u64(argv[8], &errors)))))
@@ -48,6 +51,7 @@ int main(int argc, char **argv) {
                 .kind = DECISION_ACTION,
                 .action = ACTION_ADMIT,
                 .admit_restore = !strcmp(argv[2], "restore"),
+                .admit_carried = !strcmp(argv[2], "carry"),
                 .admit_headroom = (unsigned) headroom,
                 .admit_floor = (unsigned) floor,
         };

@@ -7,7 +7,7 @@
 # nothing; the lowering sets max_connections to the clients connected plus the headroom; the
 # headroom's connections get in, the next one is refused with error 1040 while every session
 # already there still answers and root still connects; the restore puts back exactly the value
-# found.
+# found; a lowering carried to a new server process ends the clients over it, the newest first.
 #   admit-servers.sh FLAVOUR MEMGOV_ADMIT_RUN MEMGOV_CONN_STORM
 set -euo pipefail
 flavour=$1
@@ -69,5 +69,8 @@ run restore 0 0 0
 echo "$name: ok: restore: $r_detail"
 storm_cmd connect
 [[ $reply == "connect ok" ]] || fail "a connection once restored: $reply"
+admit_carry_step "$name"
+run restore 0 0 0
+[[ $r_error == 0 && $(max) == "$CONFIGURED" ]] || fail "restore after the carried lowering: $r_detail"
 stop_storm
 echo "$name: ok"

@@ -8,6 +8,8 @@
 #                                   result in the variables r_<key>, and memory updated
 #   storm_cmd COMMAND               a command to the storm; its answer in reply
 #   stop_storm                      the storm told to quit and waited for (for an exit trap too)
+#   admit_carry_step NAME           a lowering carried to a new server process (max, CONFIGURED and
+#                                   FLOOR from the sourcing script), more than 30 storm sessions in
 memory="0 0 0"
 r_error='' r_explained='' r_value='' r_value_before='' r_baseline='' r_memory='' r_detail=''
 run() {
@@ -46,4 +48,30 @@ admit_fill_headroom() { # N WANT
         refused=$reply
         storm_cmd ping
         [[ $reply == "alive $2 of $2" ]] || fail "the sessions at max_connections: $reply"
+}
+
+# Carried to a new server process (its storm's clients back before the lowering could be there):
+# max_connections to the 20 clients before the storm plus a headroom of 10, and the clients over
+# it ended, the newest first; the ones kept still answer, a new one is refused. A dry run ends none.
+admit_carry_step() { # NAME
+        local in
+        storm_cmd ping
+        in=${reply#alive }
+        in=${in%% of*}
+        (( in > 30 )) && [[ $reply == "alive $in of $in" ]] || fail "the storm before the carried lowering: $reply"
+        MEMGOV_TEST_CONNECTIONS=21 run carry 1 10 "$FLOOR"
+        [[ $r_error == 0 && $r_detail == "would lower "*"; would end $((in - 30)) of the $in client(s) in, the newest first" ]] ||
+                fail "a dry-run carried lowering: error $r_error, max_connections $(max): $r_detail"
+        storm_cmd ping
+        [[ $reply == "alive $in of $in" ]] || fail "a dry run ended sessions: $reply"
+        echo "$1: ok: carried, dry run: $r_detail"
+        MEMGOV_TEST_CONNECTIONS=21 run carry 0 10 "$FLOOR"
+        [[ $r_error == 0 && $(max) == 30 && $memory == "$CONFIGURED 30 -" &&
+           $r_detail == *"; ended $((in - 30)) of the $in client(s) in, the newest first"*"; RSS "* ]] ||
+                fail "the carried lowering: error $r_error, max_connections $(max), memory $memory: $r_detail"
+        storm_cmd ping
+        [[ $reply == "alive 30 of $in" ]] || fail "the sessions after the carried lowering: $reply"
+        storm_cmd connect
+        [[ $reply == "connect error 1040 "* ]] || fail "a connection after the carried lowering: $reply"
+        echo "$1: ok: carried: $r_detail; the storm: $reply"
 }

@@ -84,6 +84,53 @@ static void test_select_many(void **state) {
         assert_int_equal(s[chosen[0]].memory, 149 * MB);
 }
 
+/* An admission carried to a new server process, lowered below the clients already in: the newest
+ * go, down to the count kept; the ones that may not be ended still count against it. */
+static void test_newest_over(void **state) {
+        Policy *p = calloc(1, sizeof(Policy));
+        assert_int_equal(policy_load_default(p), 0);
+        snprintf(p->exempt_users[0], sizeof(p->exempt_users[0]), "backup");
+        p->n_exempt_users = 1;
+
+        Session s[] = {
+                S(1, "system user", "", "Daemon", 100, 0, false),      /* not a client */
+                S(4, "app", "h:1", "Query", 1, 5, false),
+                S(9, "app", "h:2", "Sleep", 1, 5, false),
+                S(7, "backup", "h:3", "Sleep", 1, 5, false),           /* a client, never ended */
+                S(12, "app", "h:4", "Query", 0, 40, true),             /* in a write transaction */
+                S(15, "root", "localhost", "Sleep", 0, 0, false),      /* memgov's own */
+                S(11, "app", "h:5", "Query", 0, 40, false),
+                S(13, "app", "h:6", "Query", 0, 1, false),
+        };
+        SessionSelect q = { .max = 100, .min_memory = 64 * MB, .min_idle = USEC_PER_HOUR, .own_id = 15, .policy = p };
+        unsigned chosen[8], clients = 0;
+
+        /* 6 clients (4, 9, 7, 12, 11, 13), 2 kept: 4 go, the newest first, the exempt user and the
+         * write transaction spared (min-memory and min-idle do not apply). */
+        unsigned k = sessions_newest_over(s, ELEMENTSOF(s), &q, 2, chosen, &clients);
+        assert_int_equal(clients, 6);
+        assert_int_equal(k, 4);
+        assert_int_equal(s[chosen[0]].id, 13);
+        assert_int_equal(s[chosen[1]].id, 11);
+        assert_int_equal(s[chosen[2]].id, 9);
+        assert_int_equal(s[chosen[3]].id, 4);
+
+        /* Within the count kept: none; q->max bounds the rest. */
+        assert_int_equal(sessions_newest_over(s, ELEMENTSOF(s), &q, 6, chosen, NULL), 0);
+        q.max = 1;
+        k = sessions_newest_over(s, ELEMENTSOF(s), &q, 0, chosen, NULL);
+        assert_int_equal(k, 1);
+        assert_int_equal(s[chosen[0]].id, 13);
+
+        /* With the write transaction allowed, it goes too; the exempt user never does. */
+        q.max = 100;
+        q.allow_write_trx = true;
+        k = sessions_newest_over(s, ELEMENTSOF(s), &q, 0, chosen, NULL);
+        assert_int_equal(k, 5);
+        assert_int_equal(s[chosen[1]].id, 12);
+        free(p);
+}
+
 static void test_argv(void **state) {
         char buf[256], *av[ARGV_MAX + 1];
         unsigned n;
@@ -114,6 +161,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_select),
                 cmocka_unit_test(test_select_many),
+                cmocka_unit_test(test_newest_over),
                 cmocka_unit_test(test_argv),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

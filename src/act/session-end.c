@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "session-end.h"
+
+/* MariaDB: information_schema.PROCESSLIST has each session's memory. */
+static const char mariadb_sessions[] =
+        "SELECT p.ID, p.USER, p.HOST, p.COMMAND, p.TIME, p.MEMORY_USED, "
+        "IFNULL(t.trx_rows_modified, 0) + IFNULL(t.trx_lock_structs, 0) "
+        "FROM information_schema.PROCESSLIST p "
+        "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID";
+
+/* MySQL: performance_schema's memory by thread, joined with its threads. */
+static const char mysql_sessions[] =
+        "SELECT t.PROCESSLIST_ID, t.PROCESSLIST_USER, t.PROCESSLIST_HOST, t.PROCESSLIST_COMMAND, "
+        "t.PROCESSLIST_TIME, IFNULL(m.bytes, 0), IFNULL(x.trx_rows_modified, 0) + IFNULL(x.trx_lock_structs, 0) "
+        "FROM performance_schema.threads t "
+        "LEFT JOIN (SELECT THREAD_ID, SUM(CURRENT_NUMBER_OF_BYTES_USED) AS bytes "
+        "FROM performance_schema.memory_summary_by_thread_by_event_name GROUP BY THREAD_ID) m "
+        "ON m.THREAD_ID = t.THREAD_ID "
+        "LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = t.PROCESSLIST_ID "
+        "WHERE t.TYPE = 'FOREGROUND' AND t.PROCESSLIST_ID IS NOT NULL";
+
+typedef struct List {
+        Session *s;
+        unsigned n;
+} List;
+
+static int add_session(void *userdata, unsigned n, char **row) {
+        List *l = userdata;
+        if (l->n < SESSIONS_MAX && session_from_row(n, row, &l->s[l->n]) > 0)
+                l->n++;
+        return 0;
+}
+
+int sessions_list(SqlConn *conn, Session *s, unsigned *ret_n, char *why, size_t why_size) {
+        List list = { .s = s };
+        int r = sql_run(conn, conn->mariadb ? mariadb_sessions : mysql_sessions, add_session, &list, why, why_size);
+        *ret_n = list.n;
+        return r;
+}
+
+static int count_alive(void *userdata, unsigned n, char **row) {
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
+static void sleep_ms(long ms) {
+        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+        nanosleep(&ts, NULL);
+}
+
+unsigned sessions_end(SqlConn *conn, const Session *s, const unsigned *chosen, unsigned k) {
+        char why[512];
+        unsigned ended = 0;
+
+        for (unsigned i = 0; i < k; i++) {
+                char stmt[64];
+                snprintf(stmt, sizeof(stmt), "KILL CONNECTION %" PRIu64, s[chosen[i]].id);
+                int r = sql_run(conn, stmt, NULL, NULL, why, sizeof(why));
+                if (r == 0 || r == -ESRCH) /* gone already: just as good */
+                        ended++;
+        }
+        /* The killed threads end on their own; their memory goes back to the allocator, which a
+         * trim then gives back to the kernel. */
+        for (unsigned tries = 0; tries < 40; tries++) {
+                unsigned alive = 0;
+                char stmt[4096];
+                size_t so = (size_t) snprintf(stmt, sizeof(stmt), "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID IN (0");
+                for (unsigned i = 0; i < k && so < sizeof(stmt) - 32; i++)
+                        so += (size_t) snprintf(stmt + so, sizeof(stmt) - so, ",%" PRIu64, s[chosen[i]].id);
+                snprintf(stmt + so, sizeof(stmt) - so, ")");
+                if (sql_run(conn, stmt, count_alive, &alive, why, sizeof(why)) < 0 || alive == 0)
+                        break;
+                sleep_ms(50);
+        }
+        return ended;
+}
