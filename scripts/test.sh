@@ -27,10 +27,13 @@ phase "build"
 
 phase "tests"
 # The suites that run under the sanitizers below (unit, replay, integration, inject, faults) run
-# there only, where a leak or an overflow shows; here, the tests against real servers, the
-# container build and the charts, which the sanitizers' build leaves out.
+# there, where a leak or an overflow shows; here, the tests against real servers, the container
+# build and the charts, which the sanitizers' build leaves out, and the two daemon tests whose
+# heap, resident set and memory lock only this build can measure (AddressSanitizer has its own
+# heap and makes mlockall a no-op).
 meson test -C build --print-errorlogs --num-processes 2 --no-suite vm --no-suite unit --no-suite replay \
         --no-suite integration --no-suite inject --no-suite faults
+meson test -C build --print-errorlogs --num-processes 2 steady-state daemon-fake-tree
 
 # After the host's tests, not beside them: the servers' tests want the machine to themselves
 # (run together, a MySQL buffer-pool resize took past its minute).

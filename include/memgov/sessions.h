@@ -41,11 +41,13 @@ bool session_is_idle(const Session *s, const SessionSelect *q);
 /* Fills chosen with up to q->max indexes into s, in the order to reset them. */
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen);
 
-/* The clients over keep, the newest first (the highest IDs: the last to connect), for an admission
- * lowered below the clients connected: up to q->max indexes into s in chosen, none exempt
- * (session_exempt; q->min_memory and q->min_idle do not apply). The clients are the sessions but
- * memgov's own and the server's and replication threads, exempt ones included: they count
- * against max_connections, they are only never ended; *ret_clients (if not NULL) says how many. */
+/* The clients over keep, for an admission lowered below the clients connected: the keep oldest
+ * clients (the lowest IDs: the first to connect) stay, and of the newer ones up to q->max indexes
+ * into s go into chosen, the newest first, none exempt (session_exempt; q->min_memory and
+ * q->min_idle do not apply). The clients are the sessions but memgov's own and the server's and
+ * replication threads; exempt ones and those in a write transaction are clients, counted among
+ * the keep oldest if they are old enough, and never ended. *ret_clients (if not NULL) says how
+ * many clients there are. */
 unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect *q, uint64_t keep, unsigned *chosen,
                               unsigned *ret_clients);
 

@@ -109,9 +109,10 @@ static int set_max(SqlConn *conn, uint64_t v, ActionResult *ret, const char *wha
 
 /* A carried admission (d->admit_carried) lowers max_connections on a new server process below the
  * clients already in: the storm's clients came back before the lowering could be there. Those over
- * it, the newest first, are ended, as they would have been refused had it been in place when they
- * came (admit.end-excess); never memgov's own session, a server or replication thread, an exempt
- * user or host, or a session in a write transaction. Their memory goes back with a trim, as after
+ * it (newer than the oldest keep), the newest first, are ended, as they would have been refused had
+ * it been in place when they came (admit.end-excess); never memgov's own session, a server or
+ * replication thread, an exempt user or host, or a session in a write transaction, and one of those
+ * spared sends no older client in its place. Their memory goes back with a trim, as after
  * a reset. In the outcome benchmark's storm, the new server took the storm's clients in its first
  * seconds, was lowered to 12 connections at 170-193M, and was OOM-killed all the same: the
  * sessions already in filled it. What was done goes into the detail; the lowering stands whatever
@@ -126,14 +127,17 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t keep, Str
                 strbuf_printf(detail, "; the clients over it not ended: out of memory");
                 return;
         }
-        if (sessions_list(conn, s, &n, why, sizeof(why)) < 0) {
+        if (sessions_list(conn, false, s, &n, why, sizeof(why)) < 0) {
                 strbuf_printf(detail, "; the clients over it not ended: listing the sessions: %s", why);
                 return;
         }
         SessionSelect q = { .max = SESSIONS_MAX, .own_id = conn->own_id, .policy = c->policy };
         unsigned k = sessions_newest_over(s, n, &q, keep, chosen, &clients);
-        if (clients <= keep)
+        if (clients <= keep) {
+                /* An account without PROCESS sees its own sessions only: said, not hidden. */
+                strbuf_printf(detail, "; %u client(s) in as the server lists them, none over it", clients);
                 return;
+        }
         if (k == 0) {
                 strbuf_printf(detail, "; %u client(s) in, none of those over it may be ended", clients);
                 return;

@@ -33,7 +33,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                 sql_close(&conn);
                 return -ENOMEM;
         }
-        r = sessions_list(&conn, sessions, &n, why, sizeof(why));
+        r = sessions_list(&conn, true, sessions, &n, why, sizeof(why));
         if (r < 0) {
                 sql_close(&conn);
                 snprintf(ret->detail, sizeof(ret->detail), "reset: listing the sessions: %s", why);

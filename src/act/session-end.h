@@ -9,9 +9,10 @@
 
 #define SESSIONS_MAX 4096
 
-/* Fills s (room for SESSIONS_MAX) with the server's sessions, their memory and whether each is in
- * a write transaction (information_schema on MariaDB, performance_schema on MySQL). */
-int sessions_list(SqlConn *conn, Session *s, unsigned *ret_n, char *why, size_t why_size);
+/* Fills s (room for SESSIONS_MAX) with the server's sessions and whether each is in a write
+ * transaction (information_schema on MariaDB, performance_schema on MySQL); with memory, each one's
+ * memory too (on MySQL a heavier query; without, MySQL's sessions show 0). */
+int sessions_list(SqlConn *conn, bool memory, Session *s, unsigned *ret_n, char *why, size_t why_size);
 
 /* KILL CONNECTION each chosen session, then waits (up to 2 s) for their threads to end, so that
  * their memory is back with the allocator. Returns how many were ended (a session gone already

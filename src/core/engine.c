@@ -926,8 +926,8 @@ static void resync_high(Tick *k) {
                 e->high_mismatch = 0;
                 return;
         }
-        /* Twice in a row: someone else set it. Adopt, do not fight; memgov writes no memory.high in
-         * between (high_held), or its next step would hide the value it is to judge. */
+        /* Twice in a row: someone else set it. Adopt, do not fight; the throttle writes no
+         * memory.high in between (high_held), or its next step would hide the value it is to judge. */
         if (++e->high_mismatch < 2)
                 return;
         format_bytes(a, s->memory_high);
@@ -973,8 +973,9 @@ static uint64_t high_now(const Tick *k) {
         return k->e->high_known ? k->e->high_set : k->s->memory_high;
 }
 
-/* memory.high not to be written now: a value unlike memgov's own was seen, and the next sample
- * tells whether someone else set it (resync_high). */
+/* memory.high not to be throttled now: a value unlike memgov's own was seen, and the next sample
+ * tells whether someone else set it (resync_high). Moving it out of the way of a stop or a pool
+ * step is not held: those cannot wait a sample. */
 static bool high_held(const Tick *k) {
         return k->e->high_mismatch > 0;
 }
@@ -982,7 +983,7 @@ static bool high_held(const Tick *k) {
 /* memory.high may be moved out of the way: memgov's to write, and no write of it failing. */
 static bool high_movable(const Tick *k) {
         return limits_writable(k->s) && k->p->step[LEVEL_THROTTLE].enabled && !k->e->act[ACTION_SET_HIGH].spent &&
-               !high_held(k) && step_available(k, LEVEL_THROTTLE);
+               step_available(k, LEVEL_THROTTLE);
 }
 
 /* A memory.high decision taken: its values, and what memgov now knows memory.high to be. */

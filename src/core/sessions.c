@@ -119,12 +119,26 @@ unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect 
                         clients++;
         if (ret_clients)
                 *ret_clients = clients;
-        /* Newest first: the highest ID not chosen yet, until the clients left are within keep. */
+        if (clients <= keep)
+                return 0;
+        /* The keep oldest clients stay, whatever they are; over them, the newer ones go, the newest
+         * first, but those that may not be ended: a spared one does not send an older client in
+         * its place. */
+        uint64_t last_kept = 0;
+        for (uint64_t j = 0; j < keep; j++) {
+                unsigned next = n;
+                for (unsigned i = 0; i < n; i++)
+                        if ((j == 0 || s[i].id > last_kept) && (next == n || s[i].id < s[next].id) &&
+                            !session_not_client(&s[i], q))
+                                next = i;
+                last_kept = s[next].id; /* there are more than keep clients */
+        }
         uint64_t below = UINT64_MAX;
-        while (k < q->max && clients - k > keep) {
+        while (k < q->max) {
                 unsigned best = n;
                 for (unsigned i = 0; i < n; i++)
-                        if (s[i].id < below && (best == n || s[i].id > s[best].id) && !session_exempt(&s[i], q))
+                        if (s[i].id < below && (keep == 0 || s[i].id > last_kept) && (best == n || s[i].id > s[best].id) &&
+                            !session_exempt(&s[i], q))
                                 best = i;
                 if (best == n)
                         break;

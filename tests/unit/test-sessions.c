@@ -105,15 +105,20 @@ static void test_newest_over(void **state) {
         SessionSelect q = { .max = 100, .min_memory = 64 * MB, .min_idle = USEC_PER_HOUR, .own_id = 15, .policy = p };
         unsigned chosen[8], clients = 0;
 
-        /* 6 clients (4, 9, 7, 12, 11, 13), 2 kept: 4 go, the newest first, the exempt user and the
-         * write transaction spared (min-memory and min-idle do not apply). */
+        /* 6 clients (4, 7, 9, 11, 12, 13), the 2 oldest kept (4 and 7, the exempt user among
+         * them): the newer ones go, the newest first, but the write transaction (12), which does
+         * not send an older client in its place (min-memory and min-idle do not apply). */
         unsigned k = sessions_newest_over(s, ELEMENTSOF(s), &q, 2, chosen, &clients);
         assert_int_equal(clients, 6);
-        assert_int_equal(k, 4);
+        assert_int_equal(k, 3);
         assert_int_equal(s[chosen[0]].id, 13);
         assert_int_equal(s[chosen[1]].id, 11);
         assert_int_equal(s[chosen[2]].id, 9);
-        assert_int_equal(s[chosen[3]].id, 4);
+
+        /* 1 kept (4): the exempt user (7) is over it and stays all the same. */
+        k = sessions_newest_over(s, ELEMENTSOF(s), &q, 1, chosen, NULL);
+        assert_int_equal(k, 3);
+        assert_int_equal(s[chosen[2]].id, 9);
 
         /* Within the count kept: none; q->max bounds the rest. */
         assert_int_equal(sessions_newest_over(s, ELEMENTSOF(s), &q, 6, chosen, NULL), 0);
@@ -128,6 +133,7 @@ static void test_newest_over(void **state) {
         k = sessions_newest_over(s, ELEMENTSOF(s), &q, 0, chosen, NULL);
         assert_int_equal(k, 5);
         assert_int_equal(s[chosen[1]].id, 12);
+        assert_int_equal(s[chosen[4]].id, 4);
         free(p);
 }
 
