@@ -54,6 +54,14 @@ static void test_select(void **state) {
         assert_string_equal(session_exempt(&s[9], &q), "inside a write transaction");
         assert_string_equal(session_exempt(&s[10], &q), "memgov's own session");
         assert_null(session_exempt(&s[2], &q));
+        /* A client of an anonymous account shows the name it logged in with: a system thread's
+         * name with a client host is a client. */
+        Session posing = S(20, "system user", "localhost", "Sleep", 999, 900, false);
+        assert_null(session_exempt(&posing, &q));
+        posing = S(21, "event_scheduler", "10.0.0.5:4100", "Query", 1, 900, false);
+        assert_null(session_exempt(&posing, &q));
+        Session thread = S(22, "system user", "", "Sleep", 999, 900, false);
+        assert_string_equal(session_exempt(&thread, &q), "a system thread");
 
         /* An emergency allows the write transaction; a budget of two keeps the two largest idle. */
         q.allow_write_trx = true;
