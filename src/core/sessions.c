@@ -54,12 +54,11 @@ static const char *session_not_client(const Session *s, const SessionSelect *q) 
                 if (streq(s->command, system_commands[i]))
                         return "a replication or server thread";
         /* By name only with no client host: the server's own threads have none, and a client of an
-         * anonymous account shows the name it logged in with, whatever it is. */
+         * anonymous account shows the name it logged in with, whatever it is ("system user",
+         * "unauthenticated user"). A connection still logging in shows the command Connect. */
         if ((streq(s->user, "system user") || streq(s->user, "event_scheduler") || s->user[0] == '\0') &&
             s->host[0] == '\0')
                 return "a system thread";
-        if (streq(s->user, "unauthenticated user"))
-                return "a connection still logging in";
         return NULL;
 }
 

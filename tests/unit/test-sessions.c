@@ -60,6 +60,10 @@ static void test_select(void **state) {
         assert_null(session_exempt(&posing, &q));
         posing = S(21, "event_scheduler", "10.0.0.5:4100", "Query", 1, 900, false);
         assert_null(session_exempt(&posing, &q));
+        posing = S(23, "unauthenticated user", "localhost", "Sleep", 999, 900, false);
+        assert_null(session_exempt(&posing, &q));
+        posing = S(24, "unauthenticated user", "10.0.0.5:4101", "Connect", 0, 0, false);
+        assert_string_equal(session_exempt(&posing, &q), "a replication or server thread");
         Session thread = S(22, "system user", "", "Sleep", 999, 900, false);
         assert_string_equal(session_exempt(&thread, &q), "a system thread");
 
