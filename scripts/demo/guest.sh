@@ -89,8 +89,16 @@ done
 for _ in $(seq 100); do grep -q 'effect *trim freed' "$out/memgov.log" && break; sleep 0.2; done
 sleep 8
 phase "the fragmenting sessions end"
-db_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%SLEEP(600)%' AND ID <> CONNECTION_ID()" |
-        while read -r id; do db_sql "KILL $id" || true; done
+# Each is ended once it sleeps: one still setting its variables (a server slowed by memory.high, a
+# busy machine) is caught on a later round, not left to sleep its 600 s. At most a minute.
+frag_alive() { local p; for p in "${frag[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+for _ in $(seq 60); do
+        db_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%SLEEP(600)%' AND ID <> CONNECTION_ID()" |
+                while read -r id; do db_sql "KILL $id" || true; done
+        frag_alive || break
+        sleep 1
+done
+frag_alive && { kill "${frag[@]}" 2>/dev/null || true; }
 wait "${frag[@]}" 2>/dev/null || true
 sleep 5
 
@@ -110,6 +118,11 @@ sleep 5
 phase "stopping"
 "$build/memgov" status --json --socket /run/memgov/demo.sock >"$out/status.json" 2>/dev/null || true
 kill "$governor"
+for _ in $(seq 300); do kill -0 "$governor" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$governor" 2>/dev/null; then
+        echo "memgov demo: memgov did not stop within 30 s of SIGTERM (its log: $out/memgov.log)" >&2
+        kill -KILL "$governor" 2>/dev/null || true
+fi
 wait "$governor" || true
 oom=$(awk '$1 == "oom_kill" { print $2 }' "$cg/memory.events")
 python3 - "$out/summary.json" <<PY

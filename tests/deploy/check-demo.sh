@@ -9,11 +9,13 @@ memgov=${1:?}
 server=${2:-}
 [[ $(id -u) == 0 ]] || { echo "check-demo: SKIP: memgov demo needs root" >&2; exit 77; }
 out=$(mktemp -d /var/tmp/memgov-demo-test.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+# Removed when the test passes; a demo that fails or is stopped by the test's timeout leaves its
+# logs there.
+echo "check-demo: the demo's logs in $out"
 fail() {
         echo "check-demo: FAIL: $*" >&2
         cat "$out/summary.txt" >&2 || true
-        # What memgov decided and what its actions said: the directory goes with the test.
+        # What memgov decided and what its actions said; the rest stays in the directory.
         grep -E '^memgov: (level|trim|reset|restart|effect|warning|error)|-> ' "$out/demo/memgov.log" >&2 || true
         exit 1
 }
@@ -38,3 +40,4 @@ w, h = struct.unpack(">II", data[16:24])
 assert (w, h) == (1280, 800), (w, h)
 PY
 echo "check-demo: ok: $want: trims and a reset gave memory back, no OOM kill, a chart"
+rm -rf "$out"
