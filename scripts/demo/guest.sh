@@ -93,8 +93,8 @@ phase "the fragmenting sessions end"
 # busy machine) is caught on a later round, not left to sleep its 600 s. At most a minute.
 frag_alive() { local p; for p in "${frag[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 for _ in $(seq 60); do
-        db_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%SLEEP(600)%' AND ID <> CONNECTION_ID()" |
-                while read -r id; do db_sql "KILL $id" || true; done
+        { db_sql "SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%SLEEP(600)%' AND ID <> CONNECTION_ID()" |
+                while read -r id; do db_sql "KILL $id" || true; done; } || true
         frag_alive || break
         sleep 1
 done
