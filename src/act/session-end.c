@@ -12,26 +12,23 @@ static const char mariadb_sessions[] =
         "FROM information_schema.PROCESSLIST p "
         "LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID";
 
-/* MySQL: performance_schema's memory by thread, joined with its threads. */
-static const char mysql_sessions[] =
-        "SELECT t.PROCESSLIST_ID, t.PROCESSLIST_USER, t.PROCESSLIST_HOST, t.PROCESSLIST_COMMAND, "
-        "t.PROCESSLIST_TIME, IFNULL(m.bytes, 0), IFNULL(x.trx_rows_modified, 0) + IFNULL(x.trx_lock_structs, 0) "
-        "FROM performance_schema.threads t "
+/* MySQL: performance_schema's threads, with their memory or without it. The memory by thread is
+ * summed over every instrument of every thread, the heaviest part of the query, on a server that
+ * is busiest when its sessions are to be ended by their order of arrival: left out then. */
+#define MYSQL_SESSIONS(memory_column, memory_join)                                                      \
+        "SELECT t.PROCESSLIST_ID, t.PROCESSLIST_USER, t.PROCESSLIST_HOST, t.PROCESSLIST_COMMAND, "    \
+        "t.PROCESSLIST_TIME, " memory_column ", "                                                      \
+        "IFNULL(x.trx_rows_modified, 0) + IFNULL(x.trx_lock_structs, 0) "                             \
+        "FROM performance_schema.threads t " memory_join                                               \
+        "LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = t.PROCESSLIST_ID "      \
+        "WHERE t.TYPE = 'FOREGROUND' AND t.PROCESSLIST_ID IS NOT NULL"
+
+static const char mysql_sessions[] = MYSQL_SESSIONS(
+        "IFNULL(m.bytes, 0)",
         "LEFT JOIN (SELECT THREAD_ID, SUM(CURRENT_NUMBER_OF_BYTES_USED) AS bytes "
         "FROM performance_schema.memory_summary_by_thread_by_event_name GROUP BY THREAD_ID) m "
-        "ON m.THREAD_ID = t.THREAD_ID "
-        "LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = t.PROCESSLIST_ID "
-        "WHERE t.TYPE = 'FOREGROUND' AND t.PROCESSLIST_ID IS NOT NULL";
-
-/* MySQL, without the memory figures: performance_schema's memory by thread is summed over every
- * instrument of every thread, the heaviest part of the query above, on a server that is busiest
- * when its sessions are to be ended by their order of arrival. */
-static const char mysql_sessions_light[] =
-        "SELECT t.PROCESSLIST_ID, t.PROCESSLIST_USER, t.PROCESSLIST_HOST, t.PROCESSLIST_COMMAND, "
-        "t.PROCESSLIST_TIME, 0, IFNULL(x.trx_rows_modified, 0) + IFNULL(x.trx_lock_structs, 0) "
-        "FROM performance_schema.threads t "
-        "LEFT JOIN information_schema.INNODB_TRX x ON x.trx_mysql_thread_id = t.PROCESSLIST_ID "
-        "WHERE t.TYPE = 'FOREGROUND' AND t.PROCESSLIST_ID IS NOT NULL";
+        "ON m.THREAD_ID = t.THREAD_ID ");
+static const char mysql_sessions_light[] = MYSQL_SESSIONS("0", "");
 
 typedef struct List {
         Session *s;
