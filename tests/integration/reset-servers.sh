@@ -9,6 +9,9 @@
 # chosen and sees no error. On MySQL, a server started with its memory instruments off is then
 # shown to make the reset fail with the reason said (which instruments, and how to turn them on),
 # not as "no session holds enough".
+# The growing sessions are an SQL account's that plays the server's own threads: the anonymous
+# account, logged in as "system user", the name the server gives its own threads. The server
+# lists each session with the name it logged in with; such a client is reset like any other.
 #   reset-servers.sh FLAVOUR MEMGOV
 set -euo pipefail
 flavour=$1
@@ -67,7 +70,7 @@ run_case() {
         shift 2
         mkdir -p "$dir/server"
         server_start "$dir/server" "$@" || exit $? # the data directory of the case before, if any
-        server_sql "CREATE USER IF NOT EXISTS leaky@localhost IDENTIFIED BY 'leaky-password';
+        server_sql "CREATE USER IF NOT EXISTS ''@localhost IDENTIFIED BY 'leaky-password';
                     CREATE USER IF NOT EXISTS app@localhost IDENTIFIED BY 'app-password'"
         local idle budget
         idle=$(server_rss)
@@ -81,7 +84,7 @@ run_case() {
         export SESSIONS_CLIENT=${client/\%PID\%/$SERVER_PID}
         python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" normal app app-password 90 >"$dir/$label.normal" &
         normal=$!
-        python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" leaky leaky leaky-password 3 4 90 >"$dir/$label.leaky" &
+        python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" leaky "system user" leaky-password 3 4 90 >"$dir/$label.leaky" &
         leaky=$!
         echo "$name: $label: $SERVER_FLAVOUR pid $SERVER_PID, RSS $(mib "$idle") idle, budget $(mib "$budget")" \
              "(reset.at 92%: $(mib $((budget * 92 / 100))))"
@@ -115,8 +118,9 @@ run_case grow $((240 << 20))
 result=$(grep -m1 -E -- "memgov: (warning: )?-> (would )?reset" "$log") || fail "grow: no reset within 90 s: $(cat "$dir/grow.leaky")"
 echo "$name: grow: ${result#*-> }"
 [[ $result != *"reset failed"* ]] || fail "grow: $result"
-chosen=$(grep -o '#[0-9]* [a-z]*@localhost ([^)]*)' <<<"$result") || fail "grep: no session named: $result"
-[[ $(grep -c 'leaky@localhost' <<<"$chosen") == 3 ]] || fail "grow: the three growing sessions were not the ones chosen: $chosen"
+chosen=$(grep -o '#[0-9]* [a-z ]*@localhost ([^)]*)' <<<"$result") || fail "grep: no session named: $result"
+[[ $(grep -c '#[0-9]* system user@localhost' <<<"$chosen") == 3 ]] ||
+        fail "grow: the three growing sessions (anonymous, logged in as \"system user\") were not the ones chosen: $chosen"
 grep -q 'app@localhost' <<<"$chosen" && fail "grow: the normal client's session was chosen: $chosen"
 # Each chosen session's memory as the server measured it: 32M (reset.min-memory) or more.
 while read -r m; do
