@@ -196,6 +196,8 @@ typedef struct Engine {
         bool max_raised;
         bool max_restoring; /* the last memory.max decided is the restore (a failure leaves it raised) */
         uint64_t max_original;
+        uint64_t max_raised_to;   /* the value of memgov's last raise */
+        uint64_t max_raised_prev; /* the raise before it, when the last is a raise again in a stop */
 
         /* the buffer pool: steps taken down and not grown back yet */
         unsigned pool_steps;

@@ -48,6 +48,9 @@ typedef enum ResetMethod {
 const char *reset_method_to_string(ResetMethod m);
 
 #define POLICY_ARGV_MAX 512
+/* budget.host-reserve = auto: 1G, or an eighth of host RAM where that is less. */
+#define HOST_RESERVE_AUTO UINT64_MAX
+#define HOST_RESERVE_AUTO_MAX (1ULL << 30)
 
 typedef enum InTransaction {
         IN_TRX_NEVER,     /* never reset a session inside a write transaction */
@@ -87,7 +90,7 @@ typedef struct Policy {
         BudgetMode budget_mode;
         uint64_t budget_size;
         uint32_t budget_share;
-        uint64_t host_reserve;
+        uint64_t host_reserve; /* HOST_RESERVE_AUTO: see policy_host_reserve() */
 
         /* [sampling] */
         usec_t interval;
@@ -173,6 +176,7 @@ typedef struct Policy {
         char pre_hook[POLICY_ARGV_MAX];
         char post_hook[POLICY_ARGV_MAX];
         uint32_t max_raise;
+        uint32_t max_raise_total;
         usec_t stop_timeout;
 
         /* [metrics] */
@@ -202,6 +206,9 @@ int policy_validate(const Policy *p, const char *filename, policy_report_t repor
 /* Some enabled action talks to the server over SQL: admission, the buffer pool, a reset by
  * KILL, a trim through the loadable function, a restart's pre-flush. */
 bool policy_uses_sql(const Policy *p);
+
+/* What host RAM keeps for everything else (budget.host-reserve) on a host of HOST_TOTAL bytes. */
+uint64_t policy_host_reserve(const Policy *p, uint64_t host_total);
 
 /* Key names, for docs and tests: "section.key", NULL-terminated. */
 const char *const *policy_key_names(void);

@@ -231,6 +231,13 @@ _printf_(4, 5) static void hold(Tick *k, int action, uint32_t code, const char *
                 d->action = (ActionKind) action;
 }
 
+/* Host RAM minus budget.host-reserve: no raise of memory.max ever goes past it, and with
+ * budget.size = auto and no memory.max it is the budget. 0: no room on this host. */
+static uint64_t host_top(const Policy *p, const Sample *s) {
+        uint64_t reserve = policy_host_reserve(p, s->host_total);
+        return s->host_total > reserve ? s->host_total - reserve : 0;
+}
+
 static uint64_t resolve_budget(const Tick *k, const char **ret_source) {
         const Policy *p = k->p;
         const Sample *s = k->s;
@@ -255,9 +262,9 @@ static uint64_t resolve_budget(const Tick *k, const char **ret_source) {
                         *ret_source = "memory.max";
                         return s->memory_max;
                 }
-                if ((s->has & SAMPLE_HAS_HOST) && s->host_total > p->host_reserve) {
+                if ((s->has & SAMPLE_HAS_HOST) && host_top(p, s) > 0) {
                         *ret_source = "host RAM minus budget.host-reserve";
-                        return s->host_total - p->host_reserve;
+                        return host_top(p, s);
                 }
                 *ret_source = "nothing";
                 return SIZE_UNKNOWN;
@@ -789,8 +796,14 @@ static void observe_failures(Tick *k) {
                         /* A raise that failed left memory.max as it was; a restore that failed
                          * left it raised: it is put back once the backoff is over. A restore
                          * decided in this very tick is not the one that failed. */
-                        if (!decided_this_tick(k, ACTION_SET_MAX))
-                                e->max_raised = e->max_restoring;
+                        if (!decided_this_tick(k, ACTION_SET_MAX)) {
+                                if (!e->max_restoring && e->max_raised_prev > 0) {
+                                        /* A raise again during a stop: the one before it holds. */
+                                        e->max_raised_to = e->max_raised_prev;
+                                        e->max_raised_prev = 0;
+                                } else
+                                        e->max_raised = e->max_restoring;
+                        }
                 }
                 st->pending = false;
                 st->gain_measured = false;
@@ -1284,9 +1297,28 @@ static void note_max_raised(Tick *k, Decision *d, uint64_t raised) {
                 d->old_value = k->s->memory_max;
         }
         e->max_original = k->s->memory_max;
+        e->max_raised_to = raised;
+        e->max_raised_prev = 0;
         e->max_raised = true;
         e->max_restoring = false;
         e->max_raised_at = k->now;
+}
+
+/* memory.max raised by RAISE from FROM, never past host RAM minus budget.host-reserve where the
+ * sample knows host RAM: the raised value (FROM: no room), and *ret_bound set when the host
+ * bounded it. */
+static uint64_t raise_within_host(const Tick *k, uint64_t from, uint64_t raise, const char **ret_bound) {
+        if (k->s->has & SAMPLE_HAS_HOST) {
+                uint64_t top = host_top(k->p, k->s);
+                if (from >= top)
+                        return from;
+                if (top - from < raise) {
+                        raise = top - from;
+                        *ret_bound = "host RAM minus budget.host-reserve";
+                }
+        }
+        uint64_t raised = page_round(k->e, from + raise);
+        return raised > from ? raised : from;
 }
 
 /* While admission takes effect (the sessions already admitted still allocate), memory.max is
@@ -1302,20 +1334,10 @@ static void admit_raise_max(Tick *k) {
         if (p->admit_max_raise == 0 || !limits_writable(s) || s->memory_max == SIZE_UNLIMITED || e->max_raised ||
             e->act[ACTION_SET_MAX].spent)
                 return;
-        uint64_t raise = apply_bp(k->budget, p->admit_max_raise);
         const char *bound = "admit.max-raise";
-        if (s->has & SAMPLE_HAS_HOST) {
-                uint64_t top = s->host_total > p->host_reserve ? s->host_total - p->host_reserve : 0;
-                if (s->memory_max >= top)
-                        return; /* no room left above memory.max on this host */
-                if (top - s->memory_max < raise) {
-                        raise = top - s->memory_max;
-                        bound = "host RAM minus budget.host-reserve";
-                }
-        }
-        uint64_t raised = page_round(e, s->memory_max + raise);
+        uint64_t raised = raise_within_host(k, s->memory_max, apply_bp(k->budget, p->admit_max_raise), &bound);
         if (raised <= s->memory_max)
-                return;
+                return; /* no room left above memory.max on this host */
         Decision *d = emit_action(k, ACTION_SET_MAX,
                                   "raise memory.max %s -> %s for %s while admission takes effect (%s)",
                                   format_bytes(a, s->memory_max), format_bytes(b, raised),
@@ -1538,11 +1560,14 @@ static void act(Tick *k) {
                     !decided_this_tick(k, ACTION_SET_MAX)) {
                         /* Raised from what it is, and put back to exactly that: the budget may be
                          * a budget.size below memory.max. */
-                        uint64_t raised = page_round(e, s->memory_max + apply_bp(k->budget, p->max_raise));
-                        Decision *d = emit_action(k, ACTION_SET_MAX,
-                                           "raise memory.max %s -> %s while the server stops (restart.max-raise)",
-                                           format_bytes(a, s->memory_max), format_bytes(b, raised));
-                        note_max_raised(k, d, raised);
+                        const char *bound = "restart.max-raise";
+                        uint64_t raise = MIN(apply_bp(k->budget, p->max_raise), apply_bp(k->budget, p->max_raise_total));
+                        uint64_t raised = raise_within_host(k, s->memory_max, raise, &bound);
+                        if (raised > s->memory_max) {
+                                Decision *d = emit_action(k, ACTION_SET_MAX, "raise memory.max %s -> %s while the server stops (%s)",
+                                                          format_bytes(a, s->memory_max), format_bytes(b, raised), bound);
+                                note_max_raised(k, d, raised);
+                        }
                 }
                 high_out_of_the_way_of_stop(k);
                 /* A raise for admission still in place goes on as the restart's: restored once
@@ -1694,13 +1719,61 @@ static void restart_timeout(Tick *k) {
                 restore_max(k, "");
 }
 
-/* A restore of memory.max that failed: memory.max is still raised, put it back again. */
+/* While the server stops gracefully, memory.max is raised again by restart.max-raise each time the
+ * server comes within half of that of the raised value, up to restart.max-raise-total in all and
+ * never past host RAM minus budget.host-reserve. The storm's sessions go on allocating until
+ * the server's shutdown ends them: in the outcome benchmark's storm, one server grew from 372M
+ * to the raised 403M within 5 s of the restart's decision and was OOM-killed there before it
+ * began its shutdown, and another sat at 403M for minutes, stalled in its stop. */
+static void stop_raise_more(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        const Sample *s = k->s;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX], o[FORMAT_BYTES_MAX], t[FORMAT_PERCENT_MAX];
+
+        if (!e->restart_pending || !e->max_raised || e->max_restoring || e->max_by_admit || p->max_raise == 0 ||
+            !limits_writable(s) || !(s->has & SAMPLE_HAS_CGROUP) || e->act[ACTION_SET_MAX].spent ||
+            (s->pending & (1u << ACTION_SET_MAX)) || decided_this_tick(k, ACTION_SET_MAX))
+                return;
+        uint64_t step = apply_bp(k->budget, p->max_raise);
+        if (s->memory_current + step / 2 < e->max_raised_to)
+                return;
+        uint64_t total = apply_bp(k->budget, p->max_raise_total);
+        uint64_t so_far = e->max_raised_to > e->max_original ? e->max_raised_to - e->max_original : 0;
+        if (so_far >= total)
+                return;
+        const char *bound = "restart.max-raise";
+        if (total - so_far < step) {
+                step = total - so_far;
+                bound = "restart.max-raise-total";
+        }
+        uint64_t raised = raise_within_host(k, e->max_raised_to, step, &bound);
+        if (raised <= e->max_raised_to)
+                return; /* no room left on this host */
+        Decision *d = emit_action(k, ACTION_SET_MAX,
+                                  "raise memory.max %s -> %s: the stopping server is at %s (%s; %s of the budget "
+                                  "over %s at most)",
+                                  format_bytes(a, e->max_raised_to), format_bytes(b, raised),
+                                  format_bytes(c, s->memory_current), bound, format_bp(t, p->max_raise_total),
+                                  format_bytes(o, e->max_original));
+        if (d) {
+                d->value = raised;
+                d->old_value = e->max_raised_to;
+        }
+        e->max_raised_prev = e->max_raised_to;
+        e->max_raised_to = raised;
+        e->max_raised_at = k->now;
+}
+
+/* memory.max still raised, with no restart under way and not for admission: a restore that
+ * failed, or one the restart's end could not decide within the backoff of a raise that failed
+ * (a raise again during the stop): put it back. */
 static void retry_max_restore(Tick *k) {
         Engine *e = k->e;
 
-        if (!e->max_raised || !e->max_restoring || e->restart_pending || e->act[ACTION_SET_MAX].spent)
+        if (!e->max_raised || e->restart_pending || e->act[ACTION_SET_MAX].spent || (e->max_by_admit && !e->max_restoring))
                 return;
-        restore_max(k, " (the last restore failed)");
+        restore_max(k, e->max_restoring ? " (the last restore failed)" : " after the restart");
 }
 
 /* PSI full as it is now: avg10 trails a stall that has just begun (in the outcome benchmark's
@@ -1809,6 +1882,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         expire_backoffs(&k);
         retry_max_restore(&k);
         admit_max_back(&k);
+        stop_raise_more(&k);
         resync_high(&k);
 
         if (!k.starting && !step_available(&k, LEVEL_THROTTLE) && p->step[LEVEL_THROTTLE].enabled &&

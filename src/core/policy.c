@@ -64,6 +64,7 @@ typedef enum KeyType {
         KT_PERCENT_OFF,
         KT_UINT,
         KT_BUDGET,
+        KT_RESERVE,
         KT_TRIM_METHOD,
         KT_PSI_TYPE,
         KT_IN_TRX,
@@ -104,8 +105,8 @@ static const PolicyKey keys[] = {
 
         K("budget", "size", KT_BUDGET, 0, 0, 0,
           "auto, a size like 60G, or a share of host RAM from 1% to 100% like 80%"),
-        K("budget", "host-reserve", KT_SIZE, offsetof(Policy, host_reserve), 0, UINT64_MAX / 2,
-          "a size like 1G"),
+        K("budget", "host-reserve", KT_RESERVE, offsetof(Policy, host_reserve), 0, UINT64_MAX / 2,
+          "auto or a size like 1G"),
 
         K("sampling", "interval", KT_TIMESPAN, offsetof(Policy, interval), 100 * USEC_PER_MSEC,
           USEC_PER_HOUR, "a duration from 100ms to 1h, like 5s"),
@@ -277,6 +278,8 @@ static const PolicyKey keys[] = {
           "a command: an absolute path and its arguments, double quotes around blanks, or nothing"),
         K("restart", "max-raise", KT_PERCENT, offsetof(Policy, max_raise), 0, PCT(50),
           "a share of the budget from 0% to 50%, like 5%"),
+        K("restart", "max-raise-total", KT_PERCENT, offsetof(Policy, max_raise_total), 0, PCT(100),
+          "a share of the budget from 0% to 100%, like 20%"),
         K("restart", "stop-timeout", KT_TIMESPAN, offsetof(Policy, stop_timeout), 10 * USEC_PER_SEC,
           USEC_PER_DAY, "a duration from 10s to 1d, like 15m"),
 
@@ -298,6 +301,14 @@ bool policy_uses_sql(const Policy *p) {
                (p->step[LEVEL_RESET].enabled && p->reset_method == RESET_SQL) ||
                (p->step[LEVEL_TRIM].enabled && p->trim_method == TRIM_SQL) ||
                (p->step[LEVEL_RESTART].enabled && p->preflush);
+}
+
+uint64_t policy_host_reserve(const Policy *p, uint64_t host_total) {
+        if (p->host_reserve != HOST_RESERVE_AUTO)
+                return p->host_reserve;
+        /* A fixed 1G would leave a small host no room at all (a 1G one: no budget; a 768M VM: no
+         * raise of memory.max), and an eighth of a large host would be more than it needs. */
+        return MIN(host_total / 8, HOST_RESERVE_AUTO_MAX);
 }
 
 const char *const *policy_key_names(void) {
@@ -751,6 +762,18 @@ static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detai
                 }
                 p->budget_mode = BUDGET_SIZE;
                 p->budget_size = u;
+                return 0;
+
+        case KT_RESERVE:
+                if (streq(v, "auto")) {
+                        *(uint64_t *) field = HOST_RESERVE_AUTO;
+                        return 0;
+                }
+                if ((r = parse_size(v, &u)) < 0)
+                        return r;
+                if (u < k->min || u > k->max)
+                        return -ERANGE;
+                *(uint64_t *) field = u;
                 return 0;
 
         case KT_TRIM_METHOD:

@@ -923,6 +923,84 @@ static void test_restart_and_max_raise(void **state) {
         free(sim);
 }
 
+/* While the server stops, memory.max is raised again by restart.max-raise each time the server
+ * comes within half of it of the raised value, up to restart.max-raise-total, never past host RAM
+ * minus budget.host-reserve; a raise again that fails leaves the one before it, and the restore
+ * after the restart puts back what memory.max was before any. */
+static void test_stop_raises_again(void **state) {
+        const uint64_t step = apply_bp(BUDGET, 500);
+        Sim *sim = sim_new(false);
+        ramp_to_restart(sim);
+        expect(sim->e.restart_pending && sim->s.memory_max == PAGE_DOWN(BUDGET + step));
+        unsigned mark = sim->n;
+        set_ws(sim, BUDGET + step / 4); /* not within half a step of the raised limit */
+        sim_run(sim, 3 * SEC, SEC);
+        expect(count(sim, T_SET_MAX, mark) == 0);
+        uint64_t want = PAGE_DOWN(BUDGET + step);
+        for (unsigned i = 2; i <= 4; i++) {
+                mark = sim->n;
+                set_ws(sim, sim->s.memory_max - step / 4);
+                sim_tick(sim, SEC);
+                const Decision *m = find(sim, T_SET_MAX, mark);
+                want = PAGE_DOWN(want + step);
+                expect(m && m->old_value + step >= m->value && m->value == want && strstr(m->reason, "stopping server"));
+                expect(count(sim, T_SET_MAX, mark) == 1);
+        }
+        expect(sim->s.memory_max == PAGE_DOWN(PAGE_DOWN(PAGE_DOWN(PAGE_DOWN(BUDGET + step) + step) + step) + step));
+        /* 20 % of the budget in all: no more. */
+        mark = sim->n;
+        set_ws(sim, sim->s.memory_max - 10 * MB);
+        sim_run(sim, 3 * SEC, SEC);
+        expect(count(sim, T_SET_MAX, mark) == 0);
+        /* The new server process: memory.max back to what it was before the first raise. */
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 2 * GB);
+        sim_tick(sim, SEC);
+        const Decision *back = find(sim, T_SET_MAX, mark);
+        expect(back && back->value == BUDGET && sim->s.memory_max == BUDGET);
+        check_invariants(sim);
+        free(sim);
+
+        /* The host's bound: 1G reserve, 300M above the first raise. */
+        sim = sim_new(false);
+        sim->p.host_reserve = GB;
+        sim->s.has |= SAMPLE_HAS_HOST;
+        sim->s.host_total = BUDGET + step + 300 * MB + GB;
+        ramp_to_restart(sim);
+        mark = sim->n;
+        set_ws(sim, sim->s.memory_max - MB);
+        sim_tick(sim, SEC);
+        const Decision *m = find(sim, T_SET_MAX, mark);
+        expect(m && m->value == PAGE_DOWN(BUDGET + step + 300 * MB) && strstr(m->reason, "host-reserve"));
+        mark = sim->n;
+        set_ws(sim, sim->s.memory_max - MB);
+        sim_run(sim, 3 * SEC, SEC);
+        expect(count(sim, T_SET_MAX, mark) == 0);
+        free(sim);
+
+        /* A raise again that fails: the first raise holds, and is restored after the restart. */
+        sim = sim_new(false);
+        ramp_to_restart(sim);
+        uint64_t first = sim->s.memory_max;
+        set_ws(sim, first - MB);
+        mark = sim->n;
+        sim_tick(sim, SEC);
+        expect(find(sim, T_SET_MAX, mark));
+        sim->s.memory_max = first; /* not written */
+        sim->s.failed = 1u << ACTION_SET_MAX;
+        sim_tick(sim, SEC);
+        expect(sim->e.max_raised && sim->e.max_raised_to == first);
+        mark = sim->n;
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 2 * GB);
+        sim_run(sim, 120 * SEC, SEC);
+        back = find(sim, T_SET_MAX, mark);
+        expect(back && back->value == BUDGET && sim->s.memory_max == BUDGET);
+        free(sim);
+}
+
 /* The restore of memory.max decided and not carried out yet: the sample still shows the raised
  * value, and the budget (hence the calm memory.high) stays the one memory.max is going back to. */
 static void test_budget_while_max_restore_pending(void **state) {
@@ -2043,6 +2121,7 @@ static void test_admit_rise_share(void **state) {
  * admit.max-raise 0 or a read-only cgroup file system. */
 static void test_admit_max_raise_bounded(void **state) {
         Sim *sim = sim_new(false);
+        sim->p.host_reserve = GB;
         sim->s.has |= SAMPLE_HAS_HOST;
         sim->s.host_total = BUDGET + sim->p.host_reserve + 100 * MB;
         storm(sim, 20, 1);
@@ -2053,9 +2132,22 @@ static void test_admit_max_raise_bounded(void **state) {
 
         sim = sim_new(false);
         sim->s.has |= SAMPLE_HAS_HOST;
-        sim->s.host_total = BUDGET + 200 * MB; /* less than the reserve above memory.max */
+        sim->s.host_total = BUDGET + 200 * MB; /* less than the reserve (auto: 1G) above memory.max */
         storm(sim, 20, 1);
         expect(find(sim, T_ADMIT, 0) && !find(sim, T_SET_MAX, 0));
+        free(sim);
+
+        /* A small host keeps an eighth of its RAM (auto), not 1G: a 768M host with no memory.max
+         * has a budget of 672M (it had none under a fixed 1G), and room for a raise above a
+         * memory.max of 384M. */
+        sim = sim_new(false);
+        expect(policy_host_reserve(&sim->p, 768 * MB) == 96 * MB && policy_host_reserve(&sim->p, 64 * GB) == GB);
+        sim->s.has |= SAMPLE_HAS_HOST;
+        sim->s.host_total = 768 * MB;
+        sim->s.memory_max = SIZE_UNLIMITED;
+        set_ws(sim, 100 * MB);
+        sim_tick(sim, SEC);
+        expect(sim->out.budget == 672 * MB);
         free(sim);
 
         sim = sim_new(false);
@@ -2326,6 +2418,7 @@ int main(void) {
                 cmocka_unit_test(test_foreign_memory_high_between_steps),
                 cmocka_unit_test(test_restart_and_max_raise),
                 cmocka_unit_test(test_max_raise_with_smaller_budget),
+                cmocka_unit_test(test_stop_raises_again),
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_budget_while_max_restore_pending),
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
