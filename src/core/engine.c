@@ -1553,6 +1553,7 @@ static void act(Tick *k) {
                 if (wait_for_reset || (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET))))
                         return;
                 const Sample *s = k->s;
+                const char *no_room = "";
                 /* Not beside a restore of memory.max decided in this tick (a retry of one that
                  * failed): the sample still shows the raised value, which would be taken for the
                  * one to put back. */
@@ -1567,18 +1568,20 @@ static void act(Tick *k) {
                                 Decision *d = emit_action(k, ACTION_SET_MAX, "raise memory.max %s -> %s while the server stops (%s)",
                                                           format_bytes(a, s->memory_max), format_bytes(b, raised), bound);
                                 note_max_raised(k, d, raised);
-                        }
+                        } else
+                                no_room = ", memory.max not raised: no room above it on this host (budget.host-reserve)";
                 }
                 high_out_of_the_way_of_stop(k);
                 /* A raise for admission still in place goes on as the restart's: restored once
                  * the server is back, not when admit.raise-for is over. */
                 e->max_by_admit = false;
                 unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
-                Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s)", ctx(k),
+                Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s%s)", ctx(k),
                                    recent + 1, p->restart_max_per_day,
                                    k->stalled            ? ", emergency: stalled at restart.at (PSI full)"
                                    : k->emergency && p->n_windows > 0 ? ", emergency: outside the windows"
-                                                                      : "");
+                                                                      : "",
+                                   no_room);
                 if (d)
                         d->preflush = p->preflush;
                 note_action(k, ACTION_RESTART, false);

@@ -979,6 +979,16 @@ static void test_stop_raises_again(void **state) {
         expect(count(sim, T_SET_MAX, mark) == 0);
         free(sim);
 
+        /* No room at all above memory.max: the restart goes on, and says so. */
+        sim = sim_new(false);
+        sim->p.host_reserve = GB;
+        sim->s.has |= SAMPLE_HAS_HOST;
+        sim->s.host_total = BUDGET + GB;
+        ramp_to_restart(sim);
+        const Decision *r = find(sim, T_RESTART, 0);
+        expect(r && strstr(r->reason, "memory.max not raised: no room") && !find(sim, T_SET_MAX, 0));
+        free(sim);
+
         /* A raise again that fails: the first raise holds, and is restored after the restart. */
         sim = sim_new(false);
         ramp_to_restart(sim);
