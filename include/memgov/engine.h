@@ -45,6 +45,7 @@ typedef enum DecisionCode {
         EFFECT_TOO_LITTLE, /* under min-gain: backoff */
         EFFECT_FAILED,
         EFFECT_FAILED_GONE, /* failed against a server process that is gone: no backoff */
+        EFFECT_FAILED_CARRY, /* the lowering carried to a new server process failed: tried again at once */
         /* DECISION_EVENT */
         EVENT_OOM_KILL,
         EVENT_RESTART_DONE,
@@ -215,6 +216,8 @@ typedef struct Engine {
         bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
         unsigned admit_before; /* the connections the last lowering saw before the storm (the fewest) */
         bool admit_carry;      /* admission was in place when the server process went: lower the new one's */
+        bool admit_carried;    /* the last admission decided is that lowering... */
+        unsigned admit_carry_failed; /* ...which failed this many times on this process */
         usec_t max_raised_at;
         usec_t process_since; /* when the server process now governed was first seen; 0: the first */
         /* The server's connection count, the fewest in each of the buckets of admit.rise-window

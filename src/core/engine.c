@@ -630,6 +630,7 @@ static void observe_events(Tick *k) {
          * carried to the new one (plan_admit_carry). */
         e->pool_steps = 0;
         e->admit_carry = e->admit_carry || e->admit_lowered;
+        e->admit_carry_failed = 0;
         e->admit_lowered = false;
         /* Nor is any change of them paced: in the outcome benchmark's storm, the new server, its
          * clients back at once, met the OOM killer 38 s after the graceful restart, its
@@ -757,6 +758,10 @@ static bool emergency_reset_enabled(const Policy *p) {
 /* Said of a reset's backoff that does not hold the emergency reset back. */
 #define EMERGENCY_EXCEPTED " (an emergency reset excepted)"
 
+/* How many times the lowering carried to a new server process is tried before its failure backs
+ * off as any admission's: a new server swamped by a storm's clients may reset a handshake or two. */
+#define ADMIT_CARRY_TRIES 3u
+
 static void observe_failures(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -777,6 +782,26 @@ static void observe_failures(Tick *k) {
                         Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED_GONE,
                                                 "%s failed against the server process that is gone: no backoff for "
                                                 "the new one", action_kind_to_string(a));
+                        if (d)
+                                d->action = a;
+                        continue;
+                }
+                /* The lowering carried to a new server process: the storm's clients are coming back,
+                 * and a 10-minute backoff would leave the new server to them. In the outcome
+                 * benchmark, the new server, swamped by 110 reconnecting clients, reset the
+                 * handshake of the lowering's connection; the kept session opened a second later,
+                 * admission waited for its backoff, and the kernel killed the server 15 s on. */
+                if (a == ACTION_ADMIT && e->admit_carried && e->admit_carry_failed + 1 < ADMIT_CARRY_TRIES) {
+                        e->admit_carry_failed++;
+                        e->admit_lowered = false;
+                        e->admit_carry = true;
+                        e->admit_carried = false;
+                        st->pending = false;
+                        st->gain_measured = false;
+                        Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED_CARRY,
+                                                "admission failed on the new server process: tried again at the next "
+                                                "sample (%u of %u tries)",
+                                                e->admit_carry_failed, ADMIT_CARRY_TRIES);
                         if (d)
                                 d->action = a;
                         continue;
@@ -1383,6 +1408,7 @@ static void plan_admit_restore(Tick *k) {
         }
         e->admit_lowered = false;
         e->admit_restoring = true;
+        e->admit_carried = false;
         note_action(k, ACTION_ADMIT, false);
 }
 
@@ -1468,6 +1494,7 @@ static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool
         }
         k->e->admit_lowered = true;
         k->e->admit_restoring = false;
+        k->e->admit_carried = false;
         note_action(k, ACTION_ADMIT, false);
 }
 
@@ -1502,6 +1529,7 @@ static bool plan_admit_carry(Tick *k) {
                                   ctx(k), k->s->connections, conn_fewest(e), e->admit_before, p->admit_headroom,
                                   p->admit_floor);
         note_admit_lowering(k, d, e->admit_before, true);
+        e->admit_carried = true;
         return true;
 }
 

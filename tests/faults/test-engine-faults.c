@@ -395,6 +395,17 @@ static bool run(Scenario *sc, const Fault *f) {
                                                  "an action on the server", i, d->reason, action_kind_to_string(a));
                                 unreported &= ~(1u << a);
                                 sc->reported++;
+                        } else if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED_CARRY) {
+                                /* The lowering carried to a new server process, tried again at
+                                 * once (engine.c, observe_failures): reported, no backoff, and its
+                                 * next try not held by the cooldown of the one that failed. */
+                                ActionKind a = d->action;
+                                if (!(unreported & (1u << a)) || a != ACTION_ADMIT)
+                                        violated(sc, "tick %zu: \"%s\" with no failure of admission to report", i,
+                                                 d->reason);
+                                unreported &= ~(1u << a);
+                                acted[a] = false;
+                                sc->reported++;
                         } else if (d->kind == DECISION_EFFECT && strstr(d->reason, " failed: ")) {
                                 ActionKind a = d->action;
                                 char want[128];

@@ -178,9 +178,13 @@ static void check_invariants(const Sim *sim) {
         /* A failure's backoff: the action that failed not again before it; an emergency reset
          * only past the backoff of an emergency reset's failure. */
         usec_t failed_until[_ACTION_KIND_MAX] = {}, emergency_failed_until = 0;
-        bool last_reset_emergency = false;
+        bool last_reset_emergency = false, carry_again = false;
         for (unsigned i = 0; i < sim->n; i++) {
                 const Decision *d = &sim->log[i];
+                /* The lowering carried to a new process that failed is tried again at once, up to
+                 * three tries: not within its cooldown's reach. */
+                if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED_CARRY)
+                        carry_again = true;
                 /* A new server process: the settings memgov changed are paced afresh, and no failure
                  * against the old process holds what acts on the server. */
                 if (d->kind == DECISION_EVENT && (d->code == EVENT_RESTART_DONE || d->code == EVENT_RESTART_FOREIGN))
@@ -221,7 +225,11 @@ static void check_invariants(const Sim *sim) {
                         /* The emergency reset comes past the cooldown of a reset at reset.min-memory, and
                          * after reset.cooldown of the last emergency reset. */
                         bool exempt = d->code == ACTION_EMERGENCY_RESET && d->emergency;
-                        if (last_of[d->action] && !exempt && sim->at[i] - last_of[d->action] < sim->p.step[l].cooldown) {
+                        bool again = carry_again && d->action == ACTION_ADMIT && d->admit_carried;
+                        if (d->action == ACTION_ADMIT)
+                                carry_again = false;
+                        if (last_of[d->action] && !exempt && !again &&
+                            sim->at[i] - last_of[d->action] < sim->p.step[l].cooldown) {
                                 dump(sim);
                                 fail_msg("%s repeated within its cooldown", decision_name(d));
                         }
@@ -2239,6 +2247,48 @@ static void test_admit_failure_and_new_server(void **state) {
  * than its working set reached admit.at, and the kernel killed it. The new process's
  * max_connections is lowered once it takes clients, to the connections before the storm plus
  * admit.headroom, whatever its working set and the count now; put back when calm, as any. */
+/* The lowering carried to a new server process that fails (its handshake reset by the swamped
+ * server) is tried again at the next sample, up to three tries; then it backs off as any
+ * admission's failure. */
+static void test_admit_carried_failure_tried_again(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.has |= SAMPLE_HAS_ACCEPTING;
+        sim->s.accepting = 1;
+        storm(sim, 20, 1);
+        expect(sim->e.admit_lowered);
+        sim->s.pid = 300;
+        sim->s.uptime = SEC;
+        sim->s.connections = 2;
+        set_ws(sim, 2 * GB);
+        sim_run(sim, 3 * SEC, SEC);
+        unsigned mark = sim->n;
+        sim->s.connections = 60;
+        sim_tick(sim, SEC);
+        expect(count(sim, T_ADMIT, mark) == 1);
+        for (unsigned i = 1; i <= 3; i++) {
+                mark = sim->n;
+                sim->s.failed = 1u << ACTION_ADMIT;
+                sim->s.connections += 5;
+                sim_tick(sim, SEC);
+                const Decision *f = find(sim, T_EFFECT, mark);
+                if (i < 3) {
+                        /* Said, and tried again in the same tick (the next sample after the failure). */
+                        expect(f && f->code == EFFECT_FAILED_CARRY && strstr(f->reason, "tries)"));
+                        const Decision *again = find(sim, T_ADMIT, mark);
+                        expect(again && again->admit_carried && again->admit_connections == 20);
+                } else {
+                        expect(f && f->code == EFFECT_FAILED && strstr(f->reason, "not tried again for"));
+                        expect(count(sim, T_ADMIT, mark) == 0 && !sim->e.admit_lowered);
+                }
+        }
+        mark = sim->n;
+        sim->s.connections += 5;
+        sim_run(sim, 20 * SEC, SEC);
+        expect(count(sim, T_ADMIT, mark) == 0);
+        check_invariants(sim);
+        free(sim);
+}
+
 static void test_admit_carried_to_new_server(void **state) {
         Sim *sim = sim_new(false);
         sim->s.has |= SAMPLE_HAS_ACCEPTING;
@@ -2463,6 +2513,7 @@ int main(void) {
                 cmocka_unit_test(test_admit_dry_run),
                 cmocka_unit_test(test_admit_failure_and_new_server),
                 cmocka_unit_test(test_admit_carried_to_new_server),
+                cmocka_unit_test(test_admit_carried_failure_tried_again),
                 cmocka_unit_test(test_failure_against_the_old_process),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
