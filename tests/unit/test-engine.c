@@ -2156,8 +2156,7 @@ static void test_admit_max_raise_bounded(void **state) {
         free(sim);
 
         /* A small host keeps an eighth of its RAM (auto), not 1G: a 768M host with no memory.max
-         * has a budget of 672M (it had none under a fixed 1G), and room for a raise above a
-         * memory.max of 384M. */
+         * has a budget of 672M (it had none under a fixed 1G). */
         sim = sim_new(false);
         expect(policy_host_reserve(&sim->p, 768 * MB) == 96 * MB && policy_host_reserve(&sim->p, 64 * GB) == GB);
         sim->s.has |= SAMPLE_HAS_HOST;

@@ -130,6 +130,14 @@ static void test_overlay(void **state) {
         assert_int_equal(p->budget_size, 60ULL << 30);
         /* Untouched keys keep the default. */
         assert_int_equal(p->step[LEVEL_THROTTLE].at, 8800);
+        /* budget.host-reserve: auto by default (1G, or an eighth of a smaller host's RAM), or a size. */
+        assert_true(p->host_reserve == HOST_RESERVE_AUTO);
+        assert_int_equal(policy_host_reserve(p, 4ULL << 30), 512ULL << 20);
+        assert_int_equal(policy_host_reserve(p, 64ULL << 30), 1ULL << 30);
+        assert_int_equal(parse("[budget]\nhost-reserve = 2G\n", p, &m), 0);
+        assert_int_equal(policy_host_reserve(p, 4ULL << 30), 2ULL << 30);
+        assert_int_equal(parse("[budget]\nhost-reserve = auto\n", p, &m), 0);
+        assert_true(p->host_reserve == HOST_RESERVE_AUTO);
 
         assert_int_equal(parse("[budget]\nsize = 80%\n[reset]\nexempt-users = repl, backup ,monitor\n"
                                "exempt-hosts = 10.0.0.5\n[restart]\nwindows = Sat..Sun 02:00-06:00, Mon..Fri 03:00-04:00\n",
@@ -168,6 +176,7 @@ static void test_errors(void **state) {
         expect_one("[trim]\neta = 15\n", "t.ini:2: trim.eta: '15' is not valid (expected a duration from 1s to 30d like 6h, or off)");
         expect_one("[trim]\nmethod = gdb\n", "t.ini:2: trim.method: 'gdb' is not valid (expected auto, ptrace or sql)");
         expect_one("[budget]\nsize = 1M\n", "t.ini:2: budget.size: '1M' is below 16M (expected auto, a size like 60G, or a share of host RAM from 1% to 100% like 80%)");
+        expect_one("[budget]\nhost-reserve = lots\n", "t.ini:2: budget.host-reserve: 'lots' is not valid (expected auto or a size like 1G)");
         expect_one("at = 5%\n", "t.ini:1: 'at': setting outside any section (expected a [section] line first)");
         expect_one("[trim]\njust words\n", "t.ini:2: 'just words': not a setting (expected 'key = value' or '[section]')");
         expect_one("[trim\nat = 5%\n", "t.ini:1: malformed section header (expected [section])");
