@@ -16,6 +16,9 @@
 
 typedef struct ActionJob {
         uint64_t id;
+        /* Its place among the jobs submitted: a limit's newer value takes the place, and the order,
+         * of the one still queued that it replaces. */
+        uint64_t order;
         Decision decision;
         ActionTarget target; /* cgroup_fd is the job's own descriptor, closed when it is done */
         Policy policy;

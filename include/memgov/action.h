@@ -27,7 +27,9 @@ typedef enum ActionKind {
  * memory.max in place and the server still growing. */
 typedef enum ActionLane {
         ACTION_LANE_SERVER, /* talks to the server (SQL, ptrace): as slow as the server is */
-        ACTION_LANE_PROMPT, /* the limits and the restart: the cgroup and the service manager */
+        ACTION_LANE_PROMPT, /* the limits: the cgroup, through the service manager or not */
+        ACTION_LANE_RESTART, /* the restart, which holds its thread until the server is back: it
+                              * starts only once the limits decided before it are written */
         _ACTION_LANE_MAX,
 } ActionLane;
 

@@ -151,8 +151,9 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .name = "restart", .verb = "restart", .summary = "graceful restart(s)",
                 .message_id = "f35287a3f95646a58ea0fec8bf1de717",
                 .level = LEVEL_RESTART, .paced = true, .reclaims = true,
-                /* after the raise of memory.max decided with it, never after a pool step or a trim */
-                .lane = ACTION_LANE_PROMPT,
+                /* a thread of its own, once the limits decided before it are written (the raise
+                 * of memory.max decided with it); never behind a pool step or a trim */
+                .lane = ACTION_LANE_RESTART,
                 .backoff = restart_backoff, .timeout = restart_timeout, .capabilities = restart_caps,
                 .chart_rgb = 0xf7b6d2, .chart_text_rgb = 0xad1457, .chart_rank = 6, .chart_label = "restart", .chart_legend = "restart",
         },
