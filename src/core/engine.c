@@ -1315,13 +1315,13 @@ usec_t engine_action_ready_at(const Engine *e, const Policy *p, ActionKind a) {
 
 /* memory.max raised above the sample's for a while (a restart's stop, admission taking effect):
  * the decision carries both values, and the engine remembers what to put back. */
-static void note_max_raised(Tick *k, Decision *d, uint64_t raised) {
+static void note_max_raised(Tick *k, Decision *d, uint64_t from, uint64_t raised) {
         Engine *e = k->e;
         if (d) {
                 d->value = raised;
-                d->old_value = k->s->memory_max;
+                d->old_value = from;
         }
-        e->max_original = k->s->memory_max;
+        e->max_original = from;
         e->max_raised_to = raised;
         e->max_raised_prev = 0;
         e->max_raised = true;
@@ -1367,7 +1367,7 @@ static void admit_raise_max(Tick *k) {
                                   "raise memory.max %s -> %s for %s while admission takes effect (%s)",
                                   format_bytes(a, s->memory_max), format_bytes(b, raised),
                                   format_timespan(t, p->admit_raise_for), bound);
-        note_max_raised(k, d, raised);
+        note_max_raised(k, d, s->memory_max, raised);
         e->max_by_admit = true;
 }
 
@@ -1591,12 +1591,16 @@ static void act(Tick *k) {
                          * a budget.size below memory.max. */
                         const char *bound = "restart.max-raise";
                         uint64_t raise = MIN(apply_bp(k->budget, p->max_raise), apply_bp(k->budget, p->max_raise_total));
-                        uint64_t raised = raise_within_host(k, s->memory_max, raise, &bound);
-                        if (raised > s->memory_max) {
+                        /* A restore still on its way (admission's raise put back): the sample shows
+                         * the raised value, not the one to raise from and put back. */
+                        uint64_t from = e->max_restoring && (s->pending & (1u << ACTION_SET_MAX)) ? e->max_original
+                                                                                               : s->memory_max;
+                        uint64_t raised = raise_within_host(k, from, raise, &bound);
+                        if (raised > from) {
                                 Decision *d = emit_action(k, ACTION_SET_MAX, "raise memory.max %s -> %s while the server stops (%s)",
-                                                          format_bytes(a, s->memory_max), format_bytes(b, raised), bound);
-                                note_max_raised(k, d, raised);
-                        } else
+                                                          format_bytes(a, from), format_bytes(b, raised), bound);
+                                note_max_raised(k, d, from, raised);
+                        } else if (raise > 0)
                                 no_room = ", memory.max not raised: no room above it on this host (budget.host-reserve)";
                 }
                 high_out_of_the_way_of_stop(k);

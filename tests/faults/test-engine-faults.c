@@ -342,7 +342,7 @@ static bool run(Scenario *sc, const Fault *f) {
         unsigned unreported = 0; /* failed actions fed to the engine and not reported yet */
         usec_t last_of[_ACTION_KIND_MAX] = {}, last_ladder = 0, backoff_until[_ACTION_KIND_MAX] = {};
         bool acted[_ACTION_KIND_MAX] = {}, any_ladder = false; /* a trace's clock may start at 0 */
-        bool emergency_reset_done = false, last_reset_emergency = false;
+        bool emergency_reset_done = false, last_reset_emergency = false, carry_again = false;
         usec_t emergency_backoff_until = 0; /* an emergency reset failed: none again before this */
         usec_t restarts[ENGINE_RESTART_HISTORY * 4];
         unsigned n_restarts = 0;
@@ -404,7 +404,7 @@ static bool run(Scenario *sc, const Fault *f) {
                                         violated(sc, "tick %zu: \"%s\" with no failure of admission to report", i,
                                                  d->reason);
                                 unreported &= ~(1u << a);
-                                acted[a] = false;
+                                carry_again = true;
                                 sc->reported++;
                         } else if (d->kind == DECISION_EFFECT && strstr(d->reason, " failed: ")) {
                                 ActionKind a = d->action;
@@ -470,7 +470,10 @@ static bool run(Scenario *sc, const Fault *f) {
                                                  i, decision_name(d), format_timespan(tb, until - now));
                                 if (action_info(a)->paced) {
                                         usec_t cd = p->step[action_info(a)->level].cooldown;
-                                        if (acted[a] && !exempt && now - last_of[a] < cd)
+                                        bool again = a == ACTION_ADMIT && carry_again && d->admit_carried;
+                                        if (a == ACTION_ADMIT)
+                                                carry_again = false;
+                                        if (acted[a] && !exempt && !again && now - last_of[a] < cd)
                                                 violated(sc, "tick %zu: %s %s after the previous one, under its cooldown",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_of[a]));

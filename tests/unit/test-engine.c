@@ -2174,6 +2174,33 @@ static void test_admit_max_raise_bounded(void **state) {
         free(sim);
 }
 
+/* A restart decided while admission's raise is being put back (the write not landed, the sample
+ * still raised): the stop's raise starts from memory.max as it was, and goes back to it. */
+static void test_restart_raise_beside_a_restore_in_flight(void **state) {
+        Sim *sim = sim_new(false);
+        storm(sim, 20, 1);
+        const Decision *m = find(sim, T_SET_MAX, 0);
+        expect(m && m->old_value == BUDGET);
+        uint64_t admit_raised = sim->s.memory_max;
+        unsigned mark = sim->n;
+        set_ws(sim, 2 * GB);
+        sim_run(sim, sim->p.admit_raise_for + 2 * SEC, SEC);
+        const Decision *back = find(sim, T_SET_MAX, mark);
+        expect(back && back->value == BUDGET);
+        /* The restore not written yet. */
+        sim->s.memory_max = admit_raised;
+        sim->s.pending |= 1u << ACTION_SET_MAX;
+        mark = sim->n;
+        set_ws(sim, 9 * GB + 700 * MB);
+        for (unsigned t = 0; t < 600 && !find(sim, T_RESTART, mark); t++)
+                sim_tick(sim, SEC);
+        const Decision *r = find(sim, T_RESTART, mark);
+        const Decision *raise = find(sim, T_SET_MAX, mark);
+        expect(r && raise && raise->old_value == BUDGET && raise->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)));
+        expect(sim->e.max_original == BUDGET);
+        free(sim);
+}
+
 /* A dry run decides the same (the actuator only says "would"), assumes nothing was written, and
  * has nothing to put back when memgov stops. */
 static void test_admit_dry_run(void **state) {
@@ -2509,6 +2536,7 @@ int main(void) {
                 cmocka_unit_test(test_admit_not_with_flat_connections),
                 cmocka_unit_test(test_admit_rise_share),
                 cmocka_unit_test(test_admit_max_raise_bounded),
+                cmocka_unit_test(test_restart_raise_beside_a_restore_in_flight),
                 cmocka_unit_test(test_admit_dry_run),
                 cmocka_unit_test(test_admit_failure_and_new_server),
                 cmocka_unit_test(test_admit_carried_to_new_server),
