@@ -268,9 +268,10 @@ typedef struct Engine {
 void engine_init(Engine *e, const Policy *p, const EngineOptions *opts);
 /* A reloaded policy: the state is kept; the trend restarts only if its shape changed. */
 void engine_set_policy(Engine *e, const Policy *old, const Policy *p);
-/* When memgov stops: the writes that put memory.high and memory.max back as memgov found them
- * (or as someone else set them since). Returns how many of max it filled. */
-unsigned engine_leave(const Engine *e, Decision *ret, unsigned max);
+/* When memgov stops (or a reload starts a dry run): the writes that put memory.high, memory.max
+ * and max_connections back as memgov found them (or as someone else set them since), their
+ * reasons starting with WHY. Returns how many of max it filled. */
+unsigned engine_leave(const Engine *e, const char *why, Decision *ret, unsigned max);
 /* A reload starts or ends a dry run. */
 /* A dry run begins or ends (its effects are assumed from then on, or measured). */
 void engine_set_simulate(Engine *e, bool simulate);

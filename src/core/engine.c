@@ -118,7 +118,7 @@ void engine_set_simulate(Engine *e, bool simulate) {
         e->restart_pending = false;
 }
 
-unsigned engine_leave(const Engine *e, Decision *ret, unsigned max) {
+unsigned engine_leave(const Engine *e, const char *why, Decision *ret, unsigned max) {
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
         unsigned n = 0;
 
@@ -131,7 +131,7 @@ unsigned engine_leave(const Engine *e, Decision *ret, unsigned max) {
                 if (back != e->high_set) {
                         ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_SET_HIGH, .level = e->level, .value = back,
                                               .old_value = e->high_set };
-                        snprintf(ret[n].reason, sizeof(ret[n].reason), "memgov stops: memory.high %s -> %s (%s)",
+                        snprintf(ret[n].reason, sizeof(ret[n].reason), "%s: memory.high %s -> %s (%s)", why,
                                  format_bytes(a, e->high_set), format_bytes(b, back),
                                  e->ceiling_known ? "the value set by someone else" : "as it was found");
                         n++;
@@ -140,7 +140,7 @@ unsigned engine_leave(const Engine *e, Decision *ret, unsigned max) {
         if (e->max_raised && n < max) {
                 ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_SET_MAX, .level = e->level,
                                       .value = e->max_original };
-                snprintf(ret[n].reason, sizeof(ret[n].reason), "memgov stops: restore memory.max to %s",
+                snprintf(ret[n].reason, sizeof(ret[n].reason), "%s: restore memory.max to %s", why,
                          format_bytes(a, e->max_original));
                 n++;
         }
@@ -150,7 +150,7 @@ unsigned engine_leave(const Engine *e, Decision *ret, unsigned max) {
                 ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_ADMIT, .level = e->level,
                                       .admit_restore = true };
                 snprintf(ret[n].reason, sizeof(ret[n].reason),
-                         "memgov stops: put max_connections back as it was found");
+                         "%s: put max_connections back as it was found", why);
                 n++;
         }
         return n;

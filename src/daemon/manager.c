@@ -733,6 +733,8 @@ static int load_policy(Manager *m, Policy *p, char *origin, size_t origin_size) 
         return 0;
 }
 
+static void leave_limits(Manager *m, const char *why);
+
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
         Policy *p = malloc(sizeof(Policy));
@@ -748,6 +750,11 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 bool dry_run = m->cli_dry_run || p->dry_run;
                 p->dry_run = dry_run;
                 if (dry_run != m->opts.dry_run) {
+                        /* Back to a dry run: what memgov changed goes back as it found it, as when
+                         * it stops. A dry run changes nothing, and would not put it back: the
+                         * engine forgets its own writes, and a dry run leaves nothing on exit. */
+                        if (dry_run)
+                                leave_limits(m, "a dry run from now on");
                         m->opts.dry_run = dry_run;
                         engine_set_simulate(m->engine, dry_run);
                         if (m->record)
@@ -1048,9 +1055,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
 }
 
 /* On the way out, directly (the action thread may be busy with a long restart). */
-static void leave_limits(Manager *m) {
+static void leave_limits(Manager *m, const char *why) {
         Decision d[3];
-        unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, d, ELEMENTSOF(d));
+        unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, why, d, ELEMENTSOF(d));
         for (unsigned i = 0; i < n; i++) {
                 ActionTarget t;
                 ActionResult res = {};
@@ -1068,7 +1075,7 @@ int manager_run(Manager *m) {
         manager_tick(m, "start");
         sd_notify(false, "READY=1");
         int r = sd_event_loop(m->event);
-        leave_limits(m);
+        leave_limits(m, "memgov stops");
         return r;
 }
 

@@ -162,10 +162,19 @@ def run(tmp):
     shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), pol2)
     d2.send_signal(signal.SIGHUP)
     wait_for(lambda: "reload: dry run over: memgov acts from now on" in open(log2).read(), "the end of the dry run")
+    high = os.path.join(cg, "db", "memory.high")
+    wait_for(lambda: open(high).read().strip() != "max", "memory.high written once acting")
+    acting_high = open(high).read().strip()
     with open(pol2, "a") as f:
         f.write("\n[governor]\ndry-run = yes\n")
     d2.send_signal(signal.SIGHUP)
     wait_for(lambda: "reload: dry run from now on" in open(log2).read(), "the dry run again")
+    # Back to a dry run, memgov puts back what it changed, as when it stops: a dry run would leave
+    # it in place for good.
+    wait_for(lambda: open(high).read().strip() == "max", "memory.high put back as found")
+    if "a dry run from now on: memory.high" not in open(log2).read():
+        fail("the dry run again: memory.high put back without a word")
+    ok(f"back to a dry run: memory.high {acting_high} -> max, as found")
     d2.send_signal(signal.SIGTERM)
     d2.wait(timeout=5)
     ok("governor.dry-run follows the policy on reload: on, off, on again")

@@ -885,19 +885,19 @@ static void test_leave(void **state) {
         sim_tick(sim, SEC);
         /* The calm memory.high was written from "max". */
         expect(sim->s.memory_high == CALM);
-        expect(engine_leave(&sim->e, d, 2) == 1 && decision_class(&d[0]) == T_SET_HIGH && d[0].value == SIZE_UNLIMITED &&
+        expect(engine_leave(&sim->e, "memgov stops", d, 2) == 1 && decision_class(&d[0]) == T_SET_HIGH && d[0].value == SIZE_UNLIMITED &&
                strstr(d[0].reason, "as it was found"));
         ramp_to_restart(sim);
         expect(sim->e.max_raised);
         /* While the server stops, memory.high is out of the way at max (as it was found): only
          * memory.max to put back. */
         expect(sim->s.memory_high == SIZE_UNLIMITED);
-        expect(engine_leave(&sim->e, d, 2) == 1 && decision_class(&d[0]) == T_SET_MAX && d[0].value == BUDGET);
+        expect(engine_leave(&sim->e, "memgov stops", d, 2) == 1 && decision_class(&d[0]) == T_SET_MAX && d[0].value == BUDGET);
         free(sim);
 
         sim = sim_new(true);
         ramp_to_restart(sim);
-        expect(engine_leave(&sim->e, d, 2) == 0);
+        expect(engine_leave(&sim->e, "memgov stops", d, 2) == 0);
         free(sim);
 }
 
@@ -2209,13 +2209,13 @@ static void test_admit_dry_run(void **state) {
         storm(sim, 20, 1);
         expect(find(sim, T_ADMIT, 0) && find(sim, T_SET_MAX, 0));
         expect(sim->s.memory_max == BUDGET);
-        expect(engine_leave(&sim->e, d, 3) == 0);
+        expect(engine_leave(&sim->e, "memgov stops", d, 3) == 0);
         free(sim);
 
         /* Live: memgov stopping puts memory.max and max_connections back. */
         sim = sim_new(false);
         storm(sim, 20, 1);
-        unsigned n = engine_leave(&sim->e, d, 3);
+        unsigned n = engine_leave(&sim->e, "memgov stops", d, 3);
         expect(n == 3 && decision_class(&d[1]) == T_SET_MAX && d[1].value == BUDGET &&
                decision_class(&d[2]) == T_ADMIT && d[2].admit_restore);
         free(sim);
