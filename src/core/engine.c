@@ -262,9 +262,10 @@ static uint64_t resolve_budget(const Tick *k, const char **ret_source) {
                         *ret_source = "memory.max";
                         return s->memory_max;
                 }
-                if ((s->has & SAMPLE_HAS_HOST) && host_top(p, s) > 0) {
+                uint64_t top = (s->has & SAMPLE_HAS_HOST) ? host_top(p, s) : 0;
+                if (top > 0) {
                         *ret_source = "host RAM minus budget.host-reserve";
-                        return host_top(p, s);
+                        return top;
                 }
                 *ret_source = "nothing";
                 return SIZE_UNKNOWN;
@@ -1494,7 +1495,7 @@ static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool
         }
         k->e->admit_lowered = true;
         k->e->admit_restoring = false;
-        k->e->admit_carried = false;
+        k->e->admit_carried = carried;
         note_action(k, ACTION_ADMIT, false);
 }
 
@@ -1529,7 +1530,6 @@ static bool plan_admit_carry(Tick *k) {
                                   ctx(k), k->s->connections, conn_fewest(e), e->admit_before, p->admit_headroom,
                                   p->admit_floor);
         note_admit_lowering(k, d, e->admit_before, true);
-        e->admit_carried = true;
         return true;
 }
 

@@ -694,6 +694,12 @@ static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detai
         case KT_BOOL:
                 return parse_bool(v, field);
 
+        case KT_RESERVE:
+                if (streq(v, "auto")) {
+                        *(uint64_t *) field = HOST_RESERVE_AUTO;
+                        return 0;
+                }
+                _fallthrough_;
         case KT_SIZE:
                 if ((r = parse_size(v, &u)) < 0)
                         return r;
@@ -762,18 +768,6 @@ static int parse_value(Policy *p, const PolicyKey *k, const char *v, char *detai
                 }
                 p->budget_mode = BUDGET_SIZE;
                 p->budget_size = u;
-                return 0;
-
-        case KT_RESERVE:
-                if (streq(v, "auto")) {
-                        *(uint64_t *) field = HOST_RESERVE_AUTO;
-                        return 0;
-                }
-                if ((r = parse_size(v, &u)) < 0)
-                        return r;
-                if (u < k->min || u > k->max)
-                        return -ERANGE;
-                *(uint64_t *) field = u;
                 return 0;
 
         case KT_TRIM_METHOD:
