@@ -31,7 +31,7 @@ dir=$(mktemp -d /tmp/memgov-admit-XXXXXX)
 trap 'stop_storm; mariadb_stop; rm -rf "$dir"' EXIT
 mariadb_start "$dir" --max-connections=$CONFIGURED --innodb-buffer-pool-size=64M || exit $?
 
-max() { mariadb_sql "SELECT @@GLOBAL.max_connections"; }
+max_once() { mariadb_sql "SELECT @@GLOBAL.max_connections"; }
 status() { mariadb_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
 sockets() { find "/proc/$MARIADB_PID/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
 ADMIT_RUN=$admit_run

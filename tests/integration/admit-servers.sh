@@ -32,7 +32,7 @@ dir=$(mktemp -d /tmp/memgov-admit-XXXXXX)
 trap 'stop_storm; server_stop; rm -rf "$dir"' EXIT
 server_start "$dir" --max-connections=$CONFIGURED || exit $?
 
-max() { server_sql "SELECT @@GLOBAL.max_connections"; }
+max_once() { server_sql "SELECT @@GLOBAL.max_connections"; }
 status() { server_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
 ADMIT_RUN=$admit_run
 ADMIT_PID=$SERVER_PID

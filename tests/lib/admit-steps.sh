@@ -2,14 +2,31 @@
 # shellcheck shell=bash
 # The admission rung's steps against a real server, shared by admit-mariadbd.sh (the host's
 # MariaDB) and admit-servers.sh (the chroots' servers). The sourcing script sets ADMIT_RUN
-# (memgov-admit-run) and ADMIT_PID, defines fail MESSAGE, and runs the storm as the coprocess
-# STORM (memgov-conn-storm).
+# (memgov-admit-run) and ADMIT_PID, defines fail MESSAGE and max_once (max_connections, asked
+# once), and runs the storm as the coprocess STORM (memgov-conn-storm).
 #   run ACTION DRY HEADROOM FLOOR   one admit_run() with what memgov remembers ($memory); its
 #                                   result in the variables r_<key>, and memory updated
 #   storm_cmd COMMAND               a command to the storm; its answer in reply
 #   stop_storm                      the storm told to quit and waited for (for an exit trap too)
 #   admit_carry_step NAME           a lowering carried to a new server process (max, CONFIGURED and
 #                                   FLOOR from the sourcing script), more than 30 storm sessions in
+# max_connections as the server says, asked again while the server refuses the test's own query
+# with error 1040 for a moment: right after sessions were ended their threads still finish (a
+# KILL returns before its thread is gone), and the slot kept for an administrator may still be
+# held by the driver's connection as it closes. The sourcing script defines max_once.
+max() {
+        local out err i
+        err=$(mktemp)
+        for i in $(seq 20); do
+                out=$(max_once 2>"$err") && { rm -f "$err"; echo "$out"; return 0; }
+                grep -q 1040 "$err" || break
+                sleep 0.25
+        done
+        cat "$err" >&2
+        rm -f "$err"
+        return 1
+}
+
 memory="0 0 0"
 r_error='' r_explained='' r_value='' r_value_before='' r_baseline='' r_memory='' r_detail=''
 run() {
