@@ -579,6 +579,14 @@ static bool decided_this_tick(const Tick *k, ActionKind a) {
         return false;
 }
 
+/* A write of memory.max not finished (or its result not collected), or one decided in this tick.
+ * memgov keeps one at a time: the engine hears of a failure by kind, not by job, and with two
+ * under way a restore that failed would be taken for a raise that failed (and the raise after it
+ * would stay in place for good), or the other way round. */
+static bool max_write_outstanding(const Tick *k) {
+        return (k->s->pending & (1u << ACTION_SET_MAX)) || decided_this_tick(k, ACTION_SET_MAX);
+}
+
 static void restore_max(Tick *k, const char *why) {
         Engine *e = k->e;
         char a[FORMAT_BYTES_MAX];
@@ -674,7 +682,8 @@ static void observe_events(Tick *k) {
                 emit_code(k, DECISION_EVENT, EVENT_RESTART_FOREIGN, "the server restarted (pid %d -> %d), not by memgov",
                      (int) e->prev_pid, (int) s->pid);
 
-        if (e->max_raised && !e->act[ACTION_SET_MAX].spent)
+        /* A raise again still under way: put back once it is done (retry_max_restore). */
+        if (e->max_raised && !e->act[ACTION_SET_MAX].spent && !max_write_outstanding(k))
                 restore_max(k, " after the restart");
 }
 
@@ -1358,7 +1367,7 @@ static void admit_raise_max(Tick *k) {
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
 
         if (p->admit_max_raise == 0 || !limits_writable(s) || s->memory_max == SIZE_UNLIMITED || e->max_raised ||
-            e->act[ACTION_SET_MAX].spent)
+            e->act[ACTION_SET_MAX].spent || max_write_outstanding(k))
                 return;
         const char *bound = "admit.max-raise";
         uint64_t raised = raise_within_host(k, s->memory_max, apply_bp(k->budget, p->admit_max_raise), &bound);
@@ -1377,7 +1386,8 @@ static void admit_max_back(Tick *k) {
         Engine *e = k->e;
         char t[FORMAT_TIMESPAN_MAX];
 
-        if (!e->max_raised || !e->max_by_admit || e->restart_pending || k->now - e->max_raised_at < k->p->admit_raise_for)
+        if (!e->max_raised || !e->max_by_admit || e->restart_pending || k->now - e->max_raised_at < k->p->admit_raise_for ||
+            max_write_outstanding(k))
                 return;
         char why[64];
         snprintf(why, sizeof(why), " (admit.raise-for %s is over)", format_timespan(t, k->p->admit_raise_for));
@@ -1582,19 +1592,24 @@ static void act(Tick *k) {
                         return;
                 const Sample *s = k->s;
                 const char *no_room = "";
-                /* Not beside a restore of memory.max decided in this tick (a retry of one that
-                 * failed): the sample still shows the raised value, which would be taken for the
-                 * one to put back. */
-                if (p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED && !e->max_raised &&
-                    !decided_this_tick(k, ACTION_SET_MAX)) {
+                bool raise_wanted = p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED &&
+                                    !e->max_raised;
+                /* The raise waits for a write of memory.max under way (a restore of admission's
+                 * raise, or a retry of one that failed), and the restart with it: the restart
+                 * would wait for it all the same (its thread starts after the limits decided
+                 * before it), and the sample shows the value that write replaces, not the one to
+                 * raise from and put back. */
+                if (raise_wanted && max_write_outstanding(k)) {
+                        hold(k, ACTION_RESTART, HOLD_MAX_WRITE,
+                             "%s: restart waits for the write of memory.max under way, to raise it from there", ctx(k));
+                        return;
+                }
+                if (raise_wanted) {
                         /* Raised from what it is, and put back to exactly that: the budget may be
                          * a budget.size below memory.max. */
                         const char *bound = "restart.max-raise";
                         uint64_t raise = MIN(apply_bp(k->budget, p->max_raise), apply_bp(k->budget, p->max_raise_total));
-                        /* A restore still on its way (admission's raise put back): the sample shows
-                         * the raised value, not the one to raise from and put back. */
-                        uint64_t from = e->max_restoring && (s->pending & (1u << ACTION_SET_MAX)) ? e->max_original
-                                                                                               : s->memory_max;
+                        uint64_t from = s->memory_max;
                         uint64_t raised = raise_within_host(k, from, raise, &bound);
                         if (raised > from) {
                                 Decision *d = emit_action(k, ACTION_SET_MAX, "raise memory.max %s -> %s while the server stops (%s)",
@@ -1768,10 +1783,12 @@ static void stop_raise_more(Tick *k) {
 
         if (!e->restart_pending || !e->max_raised || e->max_restoring || e->max_by_admit || p->max_raise == 0 ||
             !limits_writable(s) || !(s->has & SAMPLE_HAS_CGROUP) || e->act[ACTION_SET_MAX].spent ||
-            (s->pending & (1u << ACTION_SET_MAX)) || decided_this_tick(k, ACTION_SET_MAX))
+            max_write_outstanding(k))
                 return;
+        /* The working set, as everywhere else: page cache (the stop's own writes, a restart's
+         * reads) fills any room under memory.max and is reclaimed before an OOM kill. */
         uint64_t step = apply_bp(k->budget, p->max_raise);
-        if (s->memory_current + step / 2 < e->max_raised_to)
+        if (k->ws + step / 2 < e->max_raised_to)
                 return;
         uint64_t total = apply_bp(k->budget, p->max_raise_total);
         uint64_t so_far = e->max_raised_to > e->max_original ? e->max_raised_to - e->max_original : 0;
@@ -1786,10 +1803,10 @@ static void stop_raise_more(Tick *k) {
         if (raised <= e->max_raised_to)
                 return; /* no room left on this host */
         Decision *d = emit_action(k, ACTION_SET_MAX,
-                                  "raise memory.max %s -> %s: the stopping server is at %s (%s; %s of the budget "
+                                  "raise memory.max %s -> %s: the stopping server's working set is %s (%s; %s of the budget "
                                   "over %s at most)",
                                   format_bytes(a, e->max_raised_to), format_bytes(b, raised),
-                                  format_bytes(c, s->memory_current), bound, format_bp(t, p->max_raise_total),
+                                  format_bytes(c, k->ws), bound, format_bp(t, p->max_raise_total),
                                   format_bytes(o, e->max_original));
         if (d) {
                 d->value = raised;
@@ -1806,7 +1823,8 @@ static void stop_raise_more(Tick *k) {
 static void retry_max_restore(Tick *k) {
         Engine *e = k->e;
 
-        if (!e->max_raised || e->restart_pending || e->act[ACTION_SET_MAX].spent || (e->max_by_admit && !e->max_restoring))
+        if (!e->max_raised || e->restart_pending || e->act[ACTION_SET_MAX].spent || (e->max_by_admit && !e->max_restoring) ||
+            max_write_outstanding(k))
                 return;
         restore_max(k, e->max_restoring ? " (the last restore failed)" : " after the restart");
 }

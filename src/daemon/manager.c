@@ -408,6 +408,27 @@ static void load_state(Manager *m) {
                 log_info("restart history: %u restart(s) remembered from %s", n, m->state_path);
 }
 
+/* One action to its lane's thread: the job's id, or 0 when the lane is full (said, and counted
+ * as failed). */
+static uint64_t submit(Manager *m, const Decision *d, bool dry_run) {
+        ActionJob *job = m->scratch; /* the worker copies it */
+        job->decision = *d;
+        action_target_from(&job->target, &m->target);
+        job->target.cgroup_fd = m->target.cgroup_fd >= 0 ? fcntl(m->target.cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
+        job->policy = m->policy;
+        job->dry_run = dry_run;
+        int r = action_worker_submit(m->worker, job);
+        if (r < 0) {
+                if (job->target.cgroup_fd >= 0)
+                        close(job->target.cgroup_fd);
+                log_warning("%s dropped: the actions before it are still being carried out", decision_name(d));
+                action_feedback_fail(&m->feedback, d->action);
+                metrics_count_action(&m->metrics, d->action, METRICS_RESULT_FAILED, 0, 0);
+                return 0;
+        }
+        return job->id;
+}
+
 static void act_on(Manager *m, const EngineOutput *out) {
         for (unsigned i = 0; i < out->n_decisions; i++) {
                 const Decision *d = &out->decisions[i];
@@ -420,24 +441,29 @@ static void act_on(Manager *m, const EngineOutput *out) {
                 }
                 if (d->action == ACTION_RESTART)
                         save_state(m);
-                ActionJob *job = m->scratch; /* the worker copies it */
-                job->decision = *d;
-                action_target_from(&job->target, &m->target);
-                job->target.cgroup_fd = m->target.cgroup_fd >= 0 ? fcntl(m->target.cgroup_fd, F_DUPFD_CLOEXEC, 3) : -1;
-                job->policy = m->policy;
-                job->dry_run = m->opts.dry_run;
-                int r = action_worker_submit(m->worker, job);
-                if (r < 0) {
-                        if (job->target.cgroup_fd >= 0)
-                                close(job->target.cgroup_fd);
-                        log_warning("%s dropped: the actions before it are still being carried out", decision_name(d));
-                        action_feedback_fail(&m->feedback, d->action);
-                        metrics_count_action(&m->metrics, d->action, METRICS_RESULT_FAILED, 0, 0);
-                        remember(m, out, d, line, 0);
-                        continue;
-                }
-                remember(m, out, d, line, job->id);
+                remember(m, out, d, line, submit(m, d, m->opts.dry_run));
         }
+}
+
+/* Back to a dry run (a reload): what memgov changed goes back as it found it, as when it stops
+ * (a dry run changes nothing, and would leave it in place for good), but through the action
+ * threads, behind what they still have to write: put back directly, a write decided before the
+ * reload could land after it and stay. A restart under way keeps its raise of memory.max for its
+ * stop: the dry run begins once the restart is over (dry_run_waits). */
+static void begin_dry_run(Manager *m) {
+        Decision d[3];
+        unsigned n = m->opts.record_only || !m->target.resolved ? 0
+                                                                : engine_leave(m->engine, "a dry run from now on", d, ELEMENTSOF(d));
+        for (unsigned i = 0; i < n; i++) {
+                log_notice("%s", d[i].reason);
+                (void) submit(m, &d[i], false);
+        }
+        m->dry_run_waits = false;
+        m->opts.dry_run = true;
+        engine_set_simulate(m->engine, true);
+        if (m->record)
+                fprintf(m->record, "%s\n", TRACE_MARK_DRY_RUN);
+        log_notice("reload: dry run from now on: nothing will be changed");
 }
 
 /* The finished jobs' results: logged, counted, and handed to the engine's next tick. */
@@ -604,6 +630,8 @@ void manager_tick(Manager *m, const char *reason) {
 
         write_record(m, &s);
         act_on(m, &out);
+        if (m->dry_run_waits && !m->engine->restart_pending)
+                begin_dry_run(m);
         /* Between actions, the action thread keeps its SQL session for this server. */
         ActionTarget keep;
         action_target_from(&keep, &m->target);
@@ -733,8 +761,6 @@ static int load_policy(Manager *m, Policy *p, char *origin, size_t origin_size) 
         return 0;
 }
 
-static void leave_limits(Manager *m, const char *why);
-
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
         Policy *p = malloc(sizeof(Policy));
@@ -749,18 +775,22 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 /* --dry-run holds for the whole run; governor.dry-run follows the file. */
                 bool dry_run = m->cli_dry_run || p->dry_run;
                 p->dry_run = dry_run;
-                if (dry_run != m->opts.dry_run) {
-                        /* Back to a dry run: what memgov changed goes back as it found it, as when
-                         * it stops. A dry run changes nothing, and would not put it back: the
-                         * engine forgets its own writes, and a dry run leaves nothing on exit. */
-                        if (dry_run)
-                                leave_limits(m, "a dry run from now on");
-                        m->opts.dry_run = dry_run;
-                        engine_set_simulate(m->engine, dry_run);
+                if (dry_run && !m->opts.dry_run && !m->dry_run_waits) {
+                        if (m->engine->restart_pending) {
+                                m->dry_run_waits = true;
+                                log_notice("reload: dry run once the restart under way is over (memory.max stays "
+                                           "raised for its stop)");
+                        } else
+                                begin_dry_run(m);
+                } else if (!dry_run && m->dry_run_waits) {
+                        m->dry_run_waits = false;
+                        log_notice("reload: no dry run after all: memgov goes on acting");
+                } else if (!dry_run && m->opts.dry_run) {
+                        m->opts.dry_run = false;
+                        engine_set_simulate(m->engine, false);
                         if (m->record)
-                                fprintf(m->record, "%s\n", dry_run ? TRACE_MARK_DRY_RUN : TRACE_MARK_ACTING);
-                        log_notice("reload: %s", dry_run ? "dry run from now on: nothing will be changed"
-                                                         : "dry run over: memgov acts from now on");
+                                fprintf(m->record, "%s\n", TRACE_MARK_ACTING);
+                        log_notice("reload: dry run over: memgov acts from now on");
                 }
                 bool psi_changed = p->psi_type != m->policy.psi_type || p->psi_stall != m->policy.psi_stall ||
                                    p->psi_window != m->policy.psi_window;

@@ -96,6 +96,7 @@ typedef struct Manager {
 
         bool locked;   /* mlockall succeeded */
         bool cli_dry_run; /* --dry-run: a reload cannot end it */
+        bool dry_run_waits; /* a reload asked for a dry run: it begins once the restart under way is over */
         bool readonly_said; /* the read-only cgroup file system was reported */
         int cgroup_error_said, process_error_said; /* the read errors reported, 0 = none */
         char cgroup_error_file_said[32], process_error_file_said[32]; /* and in which file */

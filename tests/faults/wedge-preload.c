@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* An LD_PRELOAD interposer that wedges memgov's action thread for good, as a memory.high write
- * stuck in the kernel's reclaim would: openat() of a file named MEMGOV_WEDGE_OPEN for writing
- * never returns, once the file MEMGOV_WEDGE_WHEN exists (from the start without it). Reads of it
- * (the sampler's) go through. For tests/integration/watchdog-probe.py.
+/* An LD_PRELOAD interposer that wedges memgov's action thread, as a memory.high write stuck in
+ * the kernel's reclaim would: openat() of a file named MEMGOV_WEDGE_OPEN for writing does not
+ * return while the file MEMGOV_WEDGE_WHEN exists (without it: never, from the start). Reads of
+ * it (the sampler's) go through. For tests/integration/watchdog-probe.py.
  *
  *   MEMGOV_WEDGE_OPEN=memory.high MEMGOV_WEDGE_WHEN=/tmp/dir/wedge */
 #include <dlfcn.h>
@@ -19,10 +19,11 @@ static int wedge(const char *path, int flags) {
         base = base ? base + 1 : path;
         if (!name || (flags & O_ACCMODE) == O_RDONLY || strcmp(base, name) != 0 || (when && access(when, F_OK) < 0))
                 return 0;
-        for (;;) {
-                struct timespec ts = { .tv_sec = 3600 };
+        while (!when || access(when, F_OK) == 0) {
+                struct timespec ts = { .tv_nsec = 50 * 1000 * 1000 };
                 nanosleep(&ts, NULL);
         }
+        return 0;
 }
 
 static int real_open(int dirfd, const char *path, int flags, va_list ap) {

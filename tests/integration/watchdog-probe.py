@@ -8,7 +8,8 @@ reclaim): then memgov status says so and memgov status --probe fails. The probe 
 no daemon answers, or when the daemon (stopped) or something else on the socket does not answer
 within its bound; memgov
 status reads a long reply whole and refuses a cut or an endless one, never passing it off as a
-snapshot.
+snapshot. A reload into a dry run while a write is under way does not wait for it, and puts
+memory.high back after it.
 usage: watchdog-probe.py MEMGOV WEDGE_PRELOAD SOURCE_ROOT"""
 import json
 import os
@@ -257,6 +258,69 @@ def check_watchdog(tmp):
     ok("SIGTERM with the thread wedged: exit 0")
 
 
+def check_reload_behind_a_write(tmp):
+    """Back to a dry run by a reload while a memory.high write is under way (wedged for a few
+    seconds): the loop goes on (the reload is said at once, status answers), and memory.high is
+    put back as found after that write lands, not before it (where the write would stay)."""
+    inact = inactive_file(DATA)
+    tmp = os.path.join(tmp, "reload")
+    os.makedirs(tmp)
+    cg, proc = make_tree(DATA, tmp, 60 * MB + inact)
+    policy = os.path.join(tmp, "policy.ini")
+    shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), policy)
+    os.chmod(policy, 0o644)
+    sock = os.path.join(tmp, "memgov.sock")
+    log_path = os.path.join(tmp, "memgov.log")
+    wedge = os.path.join(tmp, "wedge")
+    high = os.path.join(cg, "db", "memory.high")
+    env = dict(os.environ, LD_PRELOAD=PRELOAD, MEMGOV_WEDGE_OPEN="memory.high", MEMGOV_WEDGE_WHEN=wedge)
+    if "libasan" in subprocess.run(["ldd", MEMGOV], capture_output=True, text=True).stdout:
+        env["ASAN_OPTIONS"] = "verify_asan_link_order=0"
+    d = subprocess.Popen([MEMGOV, "run", "--cgroup-root", cg, "--proc-root", proc, "--cgroup", "/db", "--policy", policy,
+                          "--socket", sock, "--state-dir", ""], stderr=open(log_path, "w"), env=env)
+    DAEMONS.append(d)
+
+    def logged():
+        return open(log_path).read()
+
+    def worker():
+        r, _ = status("--json", "--socket", sock)
+        return json.loads(r.stdout)["worker"] if r.returncode == 0 else {}
+
+    wait_for(lambda: open(high).read().strip() != "max" or
+             (d.poll() is not None and fail(f"the daemon exited ({d.returncode}):\n{logged()}")),
+             "memory.high written once acting")
+    if not wait_for_quiet(worker):
+        fail("the action thread is still busy before the wedge")
+    open(wedge, "w").close()
+    set_current(cg, 180 * MB + inact)
+    wait_for(lambda: worker().get("busy"), "a memory.high write to start")
+    with open(policy, "a") as f:
+        f.write("\n[governor]\ndry-run = yes\n")
+    t0 = time.monotonic()
+    d.send_signal(signal.SIGHUP)
+    wait_for(lambda: "reload: dry run from now on" in logged(), "the reload, said while the write is under way",
+             timeout=3)
+    r, took = status("--socket", sock, timeout=5)
+    if r.returncode != 0 or not worker().get("busy"):
+        fail(f"status during the write under way: exit {r.returncode} after {took:.1f}s: {r.stderr}")
+    said = time.monotonic() - t0
+    if open(high).read().strip() == "max":
+        fail("memory.high put back while the write before it was still under way")
+    os.unlink(wedge)
+    wait_for(lambda: open(high).read().strip() == "max" and not worker().get("busy"), "memory.high put back as found")
+    time.sleep(1)
+    if open(high).read().strip() != "max":
+        fail(f"memory.high is {open(high).read().strip()} after the put-back: the write before it landed last")
+    if "a dry run from now on: memory.high" not in logged():
+        fail("memory.high put back without a word")
+    ok(f"a reload into a dry run behind a memory.high write under way: said {said:.1f}s after SIGHUP, "
+       "status answered meanwhile, memory.high put back as found once the write landed")
+    d.send_signal(signal.SIGTERM)
+    if d.wait(timeout=5) != 0:
+        fail(f"exit status {d.returncode} after SIGTERM:\n{logged()[-3000:]}")
+
+
 def main():
     if os.geteuid() != 0:
         print("watchdog-probe: SKIP: needs root (the daemon's capabilities)")
@@ -264,6 +328,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="memgov-watchdog-")
     try:
         check_replies(tmp)
+        check_reload_behind_a_write(tmp)
         check_watchdog(tmp)
     finally:
         for p in DAEMONS:

@@ -944,6 +944,12 @@ static void test_stop_raises_again(void **state) {
         set_ws(sim, BUDGET + step / 4); /* not within half a step of the raised limit */
         sim_run(sim, 3 * SEC, SEC);
         expect(count(sim, T_SET_MAX, mark) == 0);
+        /* Page cache up to the raised limit, the working set well under it: no raise. */
+        mark = sim->n;
+        sim->s.memory_current = sim->s.memory_max - MB;
+        sim->s.inactive_file = step;
+        sim_run(sim, 3 * SEC, SEC);
+        expect(count(sim, T_SET_MAX, mark) == 0);
         uint64_t want = PAGE_DOWN(BUDGET + step);
         for (unsigned i = 2; i <= 4; i++) {
                 mark = sim->n;
@@ -1016,6 +1022,28 @@ static void test_stop_raises_again(void **state) {
         sim_run(sim, 120 * SEC, SEC);
         back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET && sim->s.memory_max == BUDGET);
+        free(sim);
+
+        /* The new server process while a raise again is still being written: the restore waits
+         * for it (one write of memory.max at a time), then puts memory.max back. */
+        sim = sim_new(false);
+        ramp_to_restart(sim);
+        set_ws(sim, sim->s.memory_max - MB);
+        mark = sim->n;
+        sim_tick(sim, SEC);
+        expect(count(sim, T_SET_MAX, mark) == 1);
+        sim->s.pending = 1u << ACTION_SET_MAX;
+        mark = sim->n;
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 2 * GB);
+        sim_run(sim, 3 * SEC, SEC);
+        expect(find_code(sim, T_EVENT, EVENT_RESTART_DONE, mark) && count(sim, T_SET_MAX, mark) == 0);
+        sim->s.pending = 0;
+        sim_tick(sim, SEC);
+        back = find(sim, T_SET_MAX, mark);
+        expect(back && back->value == BUDGET && sim->s.memory_max == BUDGET && !sim->e.max_raised);
+        check_invariants(sim);
         free(sim);
 }
 
@@ -2187,17 +2215,50 @@ static void test_restart_raise_beside_a_restore_in_flight(void **state) {
         sim_run(sim, sim->p.admit_raise_for + 2 * SEC, SEC);
         const Decision *back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET);
-        /* The restore not written yet. */
+        /* The restore not written yet: the restart waits for it, and says so once. */
         sim->s.memory_max = admit_raised;
         sim->s.pending |= 1u << ACTION_SET_MAX;
         mark = sim->n;
         set_ws(sim, 9 * GB + 700 * MB);
-        for (unsigned t = 0; t < 600 && !find(sim, T_RESTART, mark); t++)
+        for (unsigned t = 0; t < 600 && !find_code(sim, T_HOLD, HOLD_MAX_WRITE, mark); t++)
                 sim_tick(sim, SEC);
+        expect(find_code(sim, T_HOLD, HOLD_MAX_WRITE, mark));
+        sim_run(sim, 3 * SEC, SEC);
+        expect(!find(sim, T_RESTART, mark) && !find(sim, T_SET_MAX, mark));
+        unsigned holds = 0;
+        for (unsigned i = mark; i < sim->n; i++)
+                holds += decision_class(&sim->log[i]) == T_HOLD && sim->log[i].code == HOLD_MAX_WRITE;
+        expect(holds == 1);
+        /* Written: the restart, its raise from the value put back. */
+        sim->s.memory_max = BUDGET;
+        sim->s.pending = 0;
+        sim_tick(sim, SEC);
         const Decision *r = find(sim, T_RESTART, mark);
         const Decision *raise = find(sim, T_SET_MAX, mark);
         expect(r && raise && raise->old_value == BUDGET && raise->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)));
         expect(sim->e.max_original == BUDGET);
+        check_invariants(sim);
+        free(sim);
+
+        /* The restore fails instead: admission's raise stays and serves the restart, which raises
+         * nothing more and puts memory.max back once the server is back. */
+        sim = sim_new(false);
+        storm(sim, 20, 1);
+        set_ws(sim, 2 * GB);
+        sim_run(sim, sim->p.admit_raise_for + 2 * SEC, SEC);
+        sim->s.memory_max = admit_raised;
+        sim->s.pending = 1u << ACTION_SET_MAX;
+        mark = sim->n;
+        set_ws(sim, 9 * GB + 700 * MB);
+        for (unsigned t = 0; t < 600 && !find_code(sim, T_HOLD, HOLD_MAX_WRITE, mark); t++)
+                sim_tick(sim, SEC);
+        sim->s.pending = 0;
+        sim->s.failed = 1u << ACTION_SET_MAX;
+        sim_tick(sim, SEC);
+        for (unsigned t = 0; t < 5 && !find(sim, T_RESTART, mark); t++)
+                sim_tick(sim, SEC);
+        expect(find(sim, T_RESTART, mark) && !find(sim, T_SET_MAX, mark) && sim->e.max_raised &&
+               sim->e.max_original == BUDGET && sim->s.memory_max == admit_raised);
         free(sim);
 }
 

@@ -4,8 +4,10 @@
 # PID 1: the server's drop-in (the shipped example) pulls the governor in; the governor runs with
 # its hardening and reports through sd_notify; memory.high goes through SetUnitProperties and is
 # visible in `systemctl show`; the growth is stopped by a graceful restart through RestartUnit
-# before the OOM point; the journal carries the structured fields; `systemctl reload` reloads
-# the policy; the unit's exposure score is measured on the running system.
+# before the OOM point; a reload into a dry run during that restart waits for its end (memory.max
+# stays raised for the stop), then puts memory.high back; the journal carries the structured
+# fields; `systemctl reload` reloads the policy; the unit's exposure score is measured on the
+# running system.
 #   tests/vm/run-vm.sh --systemd --disk 2G --env MEMGOV_BUILD=build tests/vm/scenarios/systemd-mariadb.sh
 set -euo pipefail
 [[ ${MEMGOV_VM:-} == 1 && ${MEMGOV_VM_MODE:-} == systemd ]] ||
@@ -54,7 +56,9 @@ install -m 0644 "$here/vm/policies/systemd.ini" /etc/memgov/mariadb.ini
 # post-start script (table checks that only cost time here).
 mkdir -p /etc/systemd/system/$unit.d
 sed 's/^MemoryMax=.*/MemoryMax=400M/' "$src/systemd/server-memory.conf" >/etc/systemd/system/$unit.d/memgov.conf
-printf '[Service]\nExecStartPost=\n' >/etc/systemd/system/$unit.d/test.conf
+# A stop that takes some seconds more (after the server is gone), so that the reload below
+# comes while the restart is under way, however fast the guest.
+printf '[Service]\nExecStartPost=\nExecStopPost=/bin/sleep 5\n' >/etc/systemd/system/$unit.d/test.conf
 systemctl daemon-reload
 
 systemctl start $unit || fail "mariadb.service did not start: $(journalctl -b --no-pager -u $unit | tail -5)"
@@ -105,11 +109,18 @@ python3 "$here/workloads/sessions.py" /run/mysqld/mysqld.sock leaky hog hog 1 3 
 hog=$!
 python3 "$here/workloads/sessions.py" /run/mysqld/mysqld.sock leaky leaky leaky 3 2 150 >"$results/leaky.log" &
 leaky=$!
-high_seen=
+high_seen= reloaded=
 for _ in $(seq 900); do
         h=$(systemctl show -P MemoryHigh $unit)
         [[ $h != infinity && -z $high_seen ]] && high_seen=$h
-        journalctl -b --no-pager -u $gov | grep -q -- '-> restarted mariadb.service through systemd' && break
+        j=$(journalctl -b --no-pager -u $gov)
+        # Back to a dry run while the server stops: memgov waits for the restart's end.
+        if [[ -z $reloaded && $j == *": graceful restart ("* ]]; then
+                printf '\n[governor]\ndry-run = yes\n' >>/etc/memgov/mariadb.ini
+                systemctl reload $gov
+                reloaded=1
+        fi
+        grep -q -- '-> restarted mariadb.service through systemd' <<<"$j" && break
         grep -q '^oom_kill [1-9]' /sys/fs/cgroup/system.slice/$unit/memory.events && break
         sleep 0.2
 done
@@ -145,6 +156,22 @@ sleep 3
 grep -q 'set memory.max' "$results/memgov.journal" || fail "memory.max was not raised for the stop"
 ok "memory.max raised for the stop and put back: MemoryMax $(systemctl show -P MemoryMax $unit)"
 
+# The reload into a dry run during the restart: said to wait; memory.max left raised for the
+# stop and put back by the restart's own end, not by the reload; the dry run begun once the new
+# server was seen; memory.high as found (memgov had moved it out of the way of the stop).
+journalctl -b --no-pager -u $gov >"$results/memgov.journal"
+[[ -n $reloaded ]] || fail "no restart decision seen to reload during"
+line() { grep -n -- "$1" "$results/memgov.journal" | cut -d: -f1 | head -1; }
+waits=$(line 'reload: dry run once the restart under way is over')
+done_at=$(line 'graceful restart done')
+restored=$(line 'restore memory.max to')
+begun=$(line 'reload: dry run from now on')
+[[ -n $waits && -n $done_at && -n $restored && -n $begun ]] && (( waits < done_at && done_at <= restored && done_at <= begun )) ||
+        fail "the dry run during the restart: waits at line ${waits:-none}, restart done at ${done_at:-none}," \
+             "memory.max restored at ${restored:-none}, dry run at ${begun:-none}"
+[[ $(systemctl show -P MemoryHigh $unit) == infinity ]] || fail "MemoryHigh is $(systemctl show -P MemoryHigh $unit) in the dry run"
+ok "reload into a dry run during the restart: waited for its end, memory.max put back after it, MemoryHigh infinity"
+
 # The journal's structured fields.
 journalctl -b -o json --no-pager -u $gov MEMGOV_KIND=restart >"$results/restart.json"
 python3 - "$results/restart.json" <<'PY' || fail "the journal lacks the structured fields"
@@ -160,13 +187,15 @@ print(f"systemd-mariadb: ok: journal: MESSAGE_ID={e['MESSAGE_ID']} MEMGOV_LEVEL=
       f"MEMGOV_WORKING_SET={e['MEMGOV_WORKING_SET']} MEMGOV_BUDGET={e['MEMGOV_BUDGET']}")
 PY
 
-# systemctl reload: SIGHUP, the policy read again.
+# systemctl reload: SIGHUP, the policy read again (once more than before).
+reloads() { journalctl -b --no-pager -u $gov | grep -c 'reload: policy /etc/memgov/mariadb.ini' || true; }
+before=$(reloads)
 systemctl reload $gov
 for _ in $(seq 50); do
-        journalctl -b --no-pager -u $gov | grep -q 'reload: policy /etc/memgov/mariadb.ini' && break
+        (( $(reloads) > before )) && break
         sleep 0.2
 done
-journalctl -b --no-pager -u $gov | grep -q 'reload: policy /etc/memgov/mariadb.ini' || fail "systemctl reload did not reload"
+(( $(reloads) > before )) || fail "systemctl reload did not reload"
 "$build/memgov" status --socket /run/memgov/mariadb.sock >"$results/status.txt" || fail "memgov status"
 grep -q 'mariadb.service' "$results/status.txt" || fail "status: $(cat "$results/status.txt")"
 ok "systemctl reload read /etc/memgov/mariadb.ini again; memgov status answers on /run/memgov/mariadb.sock"
