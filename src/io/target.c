@@ -283,20 +283,20 @@ static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth, bool named
         return child ? child : first;
 }
 
-/* A unit's main process may be a wrapper: `sh -c "... exec mariadbd"` (Debian's unit) until it
- * executes the server, or mysqld_safe, which stays the parent of the server. The server is the
- * process with a server name in the unit's cgroup; a wrapper alone means the server is not
- * there yet (0: the cgroup is watched and the server looked for again at every sample). */
-static pid_t unit_server(int proc_fd, int cgroup_fd, pid_t main_pid) {
+pid_t target_unit_server(int proc_fd, int cgroup_fd, pid_t main_pid) {
         static const char wrappers[] = "sh,bash,dash,mysqld_safe,mariadbd-safe,galera_recovery";
         char comm[64];
 
-        if (proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
+        if (main_pid > 0 && proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 &&
+            name_in_list(comm, TARGET_DEFAULT_PROCESSES))
                 return main_pid;
         pid_t named = server_in_cgroup(proc_fd, cgroup_fd, 2, true);
-        if (named > 0)
+        if (named > 0 || main_pid <= 0)
                 return named;
-        return proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && name_in_list(comm, wrappers) ? 0 : main_pid;
+        /* systemd names the child it forked "(" + the command + ")" until the command runs. */
+        if (proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && (comm[0] == '(' || name_in_list(comm, wrappers)))
+                return 0;
+        return main_pid;
 }
 
 static bool is_cgroup2(int fd) {
@@ -548,10 +548,10 @@ int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why
                 if (ret < 0)
                         return ret;
                 t->has_cgroup = true;
-                if (t->pid <= 0)
+                if (t->spec.kind == TARGET_UNIT)
+                        t->pid = target_unit_server(r->proc_fd, t->cgroup_fd, t->pid);
+                else if (t->pid <= 0)
                         t->pid = server_in_cgroup(r->proc_fd, t->cgroup_fd, 2, false);
-                else if (t->spec.kind == TARGET_UNIT)
-                        t->pid = unit_server(r->proc_fd, t->cgroup_fd, t->pid);
         } else if (t->spec.kind == TARGET_CGROUP) {
                 snprintf(why, why_size, "cgroup %s: %s", t->cgroup,
                          r->cgroup_fd < 0 ? "no cgroup v2 hierarchy" : "the memory controller is not on cgroup v2");

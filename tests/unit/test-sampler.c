@@ -299,6 +299,57 @@ static void test_process_target(void **state) {
         tree_free(tree);
 }
 
+/* A unit's server from its main process and its cgroup: the unit between runs (no main process)
+ * with a helper of its own alone in its cgroup (ExecStopPost's sleep, a shell of ExecStartPre) has
+ * no server yet; a wrapper or systemd's child before its command runs is not the server; the
+ * process named as a server is, main or not. */
+static void test_unit_server(void **state) {
+        Tree *tree = tree_new();
+        Roots roots;
+        char path[600];
+        const char *procs = "cg/system.slice/mariadb.service/cgroup.procs";
+        open_roots(tree, &roots);
+        snprintf(path, sizeof(path), "%s/system.slice/mariadb.service", tree->cg);
+        int cg = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(cg >= 0);
+
+        /* The server under mysqld_safe, main or not. */
+        assert_int_equal(target_unit_server(roots.proc_fd, cg, 812), 812);
+        assert_int_equal(target_unit_server(roots.proc_fd, cg, 700), 812);
+        assert_int_equal(target_unit_server(roots.proc_fd, cg, 0), 812);
+
+        /* Between runs: only a helper in the cgroup. */
+        put_process(tree, 900, "sleep", 1, 2000, "/system.slice/mariadb.service");
+        put(tree, procs, "900\n");
+        assert_int_equal(target_unit_server(roots.proc_fd, cg, 0), 0);
+
+        /* Starting: systemd's child before it runs its command, then a wrapper shell. */
+        put_process(tree, 901, "(sh)", 1, 2100, "/system.slice/mariadb.service");
+        put(tree, procs, "901\n");
+        assert_int_equal(target_unit_server(roots.proc_fd, cg, 901), 0);
+        assert_int_equal(target_unit_server(roots.proc_fd, cg, 0), 0);
+        put_process(tree, 901, "sh", 1, 2100, "/system.slice/mariadb.service");
+        assert_int_equal(target_unit_server(roots.proc_fd, cg, 901), 0);
+
+        /* The server, named otherwise (a build of its own), as the unit's main process. */
+        put_process(tree, 902, "mysqld-custom", 1, 2200, "/system.slice/mariadb.service");
+        put(tree, procs, "902\n");
+        assert_int_equal(target_unit_server(roots.proc_fd, cg, 902), 902);
+        /* The same process alone in a cgroup that is not a unit's: the container's heuristic. */
+        TargetSpec spec = { .kind = TARGET_CGROUP };
+        snprintf(spec.value, sizeof(spec.value), "/system.slice/mariadb.service");
+        Target t;
+        char why[512];
+        target_init(&t, &spec);
+        assert_int_equal(target_resolve(&t, &roots, NULL, why, sizeof(why)), 0);
+        assert_int_equal(t.pid, 902);
+        target_release(&t);
+
+        close(cg);
+        roots_close(&roots);
+        tree_free(tree);
+}
+
 static void test_no_v2_memory(void **state) {
         Tree *tree = tree_new();
         Roots roots;
@@ -328,6 +379,7 @@ int main(void) {
                 cmocka_unit_test(test_cgroup_target),
                 cmocka_unit_test(test_cgroup_vanishes),
                 cmocka_unit_test(test_process_target),
+                cmocka_unit_test(test_unit_server),
                 cmocka_unit_test(test_no_v2_memory),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

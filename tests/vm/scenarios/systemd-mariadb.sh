@@ -113,14 +113,15 @@ high_seen= reloaded=
 for _ in $(seq 900); do
         h=$(systemctl show -P MemoryHigh $unit)
         [[ $h != infinity && -z $high_seen ]] && high_seen=$h
-        j=$(journalctl -b --no-pager -u $gov)
-        # Back to a dry run while the server stops: memgov waits for the restart's end.
-        if [[ -z $reloaded && $j == *": graceful restart ("* ]]; then
+        # Back to a dry run while the server stops (systemd's word, not the journal's, which
+        # lags here): memgov waits for the restart's end. The signal itself, as the unit's
+        # ExecReload sends it: `systemctl reload` would queue its job behind the restart's.
+        if [[ -z $reloaded && $(systemctl show -P ActiveState $unit) != active ]]; then
                 printf '\n[governor]\ndry-run = yes\n' >>/etc/memgov/mariadb.ini
-                systemctl reload $gov
+                kill -HUP "$(systemctl show -P MainPID $gov)"
                 reloaded=1
         fi
-        grep -q -- '-> restarted mariadb.service through systemd' <<<"$j" && break
+        journalctl -b --no-pager -u $gov | grep -q -- '-> restarted mariadb.service through systemd' && break
         grep -q '^oom_kill [1-9]' /sys/fs/cgroup/system.slice/$unit/memory.events && break
         sleep 0.2
 done
