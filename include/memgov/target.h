@@ -48,15 +48,16 @@ void target_init(Target *t, const TargetSpec *spec);
 /* (Re)resolves the target. -ESRCH: nothing to govern right now (unit inactive, process not
  * running): wait and retry; other errors are for good (no such unit). why says what happened. */
 int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why_size);
-/* The server of a unit whose cgroup is cgroup_fd and whose main process is main_pid (0: none, the
- * unit between runs: its ExecStartPre or ExecStopPost commands). The main process may be a
- * wrapper, `sh -c "... exec mariadbd"` until it executes the server, or mysqld_safe, which stays
- * the server's parent: the server is the process with a server name in the cgroup. Without one,
- * 0 (the server is not there yet: looked for again at every sample), unless the main process is
- * neither a wrapper nor systemd's child before its command runs (then it is the server, named
- * otherwise). A unit's helper alone in its cgroup (a `sleep` in ExecStopPost) is never taken for
- * the server, as the only process of a container's cgroup is. */
-pid_t target_unit_server(int proc_fd, int cgroup_fd, pid_t main_pid);
+/* The server in the cgroup cgroup_fd of a target of this kind, pid the process known so far (a
+ * unit's main process; 0: none). In a cgroup: a process with a server name in it or two levels
+ * down, else the only process of a cgroup that has just one (a container's). A unit's: its main
+ * process may be a wrapper, `sh -c "... exec mariadbd"` until it executes the server, or
+ * mysqld_safe, which stays the server's parent: the server is the process with a server name in
+ * the cgroup. Without one, 0 (not there yet: looked for again at every sample), unless the main
+ * process is neither a wrapper nor systemd's child before its command runs (then it is the
+ * server, named otherwise). A unit's helper alone in its cgroup between two runs (no main
+ * process: ExecStartPre, ExecStopPost) is never taken for the server. */
+pid_t target_server_in(TargetKind kind, int proc_fd, int cgroup_fd, pid_t pid);
 void target_release(Target *t);
 
 /* Finds the main process of the servers named in names ("mariadbd,mysqld") under /proc:

@@ -260,10 +260,12 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
         job->id = job->order = w->next_id++;
         job->submitted = now_clock(CLOCK_MONOTONIC);
         job->result = (ActionResult) {};
+        /* A limit's newer value replaces the one still queued, in its place; never a dry run's
+         * for a real write (the put-back of a reload into a dry run), nor the other way round. */
         if (info->sets_limit)
                 for (unsigned i = 0; i < l->n; i++) {
                         ActionJob *q = &l->queue[(l->head + i) % ACTION_QUEUE];
-                        if (q->decision.action == job->decision.action) {
+                        if (q->decision.action == job->decision.action && q->dry_run == job->dry_run) {
                                 if (q->target.cgroup_fd >= 0)
                                         close(q->target.cgroup_fd);
                                 job->order = q->order;

@@ -1359,7 +1359,8 @@ static uint64_t raise_within_host(const Tick *k, uint64_t from, uint64_t raise, 
 /* While admission takes effect (the sessions already admitted still allocate), memory.max is
  * raised by admit.max-raise of the budget for admit.raise-for: never past host RAM minus
  * budget.host-reserve, only where memory.max is memgov's to write, and not over a raise that is
- * in place already (a restart's). */
+ * in place already (a restart's). Beside another write of memory.max under way (a restore of the
+ * last raise), the lowering goes on without it: a raise that lands late serves nothing. */
 static void admit_raise_max(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -1765,7 +1766,8 @@ static void restart_timeout(Tick *k) {
                      format_timespan(t, k->p->stop_timeout));
         }
         e->restart_pending = false;
-        if (e->max_raised)
+        /* A raise again still under way: put back once it is done (retry_max_restore). */
+        if (e->max_raised && !max_write_outstanding(k))
                 restore_max(k, "");
 }
 

@@ -454,9 +454,11 @@ static void begin_dry_run(Manager *m) {
         Decision d[3];
         unsigned n = m->opts.record_only || !m->target.resolved ? 0
                                                                 : engine_leave(m->engine, "a dry run from now on", d, ELEMENTSOF(d));
+        m->n_leaving = 0;
         for (unsigned i = 0; i < n; i++) {
                 log_notice("%s", d[i].reason);
-                (void) submit(m, &d[i], false);
+                m->leaving[m->n_leaving] = d[i];
+                m->leaving_job[m->n_leaving++] = submit(m, &d[i], false);
         }
         m->dry_run_waits = false;
         m->opts.dry_run = true;
@@ -481,6 +483,12 @@ static void collect_results(Manager *m) {
                 if (j->id != m->overdue_job[action_info(j->decision.action)->lane])
                         action_feedback_add(&m->feedback, &j->decision, &j->result);
                 remember_result(m, j);
+                for (unsigned k = 0; k < m->n_leaving; k++)
+                        if (m->leaving_job[k] == j->id && j->result.error >= 0) {
+                                m->leaving[k] = m->leaving[--m->n_leaving];
+                                m->leaving_job[k] = m->leaving_job[m->n_leaving];
+                                break;
+                        }
         }
 }
 
@@ -1084,17 +1092,23 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         return 0;
 }
 
-/* On the way out, directly (the action thread may be busy with a long restart). */
+/* On the way out, directly (the action thread may be busy with a long restart): what the engine
+ * changed, and the put-backs of a reload into a dry run that the lanes did not carry out yet (or
+ * that failed): the queues are not run once memgov stops. */
 static void leave_limits(Manager *m, const char *why) {
-        Decision d[3];
-        unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, why, d, ELEMENTSOF(d));
+        Decision d[6];
+        unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, why, d, 3);
+        unsigned engine_n = n;
+        for (unsigned i = 0; i < m->n_leaving && m->target.resolved; i++)
+                d[n++] = m->leaving[i];
+        m->n_leaving = 0;
         for (unsigned i = 0; i < n; i++) {
                 ActionTarget t;
                 ActionResult res = {};
                 action_target_from(&t, &m->target);
                 t.cgroup_fd = m->target.cgroup_fd; /* borrowed: the actuators do not close it */
                 ActionContext c = { .target = &t, .policy = &m->policy, .dry_run = false };
-                log_notice("%s", d[i].reason);
+                log_notice("%s%s", i < engine_n ? "" : "memgov stops before the action thread wrote it: ", d[i].reason);
                 actuator_run(m->opts.ops ? m->opts.ops : &actuator_ops_real, m->opts.ops_userdata, &c, &d[i], &res);
                 action_result_log(&d[i], &res, false);
         }

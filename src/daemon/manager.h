@@ -97,6 +97,11 @@ typedef struct Manager {
         bool locked;   /* mlockall succeeded */
         bool cli_dry_run; /* --dry-run: a reload cannot end it */
         bool dry_run_waits; /* a reload asked for a dry run: it begins once the restart under way is over */
+        /* The put-backs of the last reload into a dry run not yet carried out (their job, 0: not
+         * queued): memgov stopping writes them itself, as the lanes' queues are not run then. */
+        Decision leaving[3];
+        uint64_t leaving_job[3];
+        unsigned n_leaving;
         bool readonly_said; /* the read-only cgroup file system was reported */
         int cgroup_error_said, process_error_said; /* the read errors reported, 0 = none */
         char cgroup_error_file_said[32], process_error_file_said[32]; /* and in which file */

@@ -283,7 +283,7 @@ static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth, bool named
         return child ? child : first;
 }
 
-pid_t target_unit_server(int proc_fd, int cgroup_fd, pid_t main_pid) {
+static pid_t unit_server(int proc_fd, int cgroup_fd, pid_t main_pid) {
         static const char wrappers[] = "sh,bash,dash,mysqld_safe,mariadbd-safe,galera_recovery";
         char comm[64];
 
@@ -297,6 +297,12 @@ pid_t target_unit_server(int proc_fd, int cgroup_fd, pid_t main_pid) {
         if (proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && (comm[0] == '(' || name_in_list(comm, wrappers)))
                 return 0;
         return main_pid;
+}
+
+pid_t target_server_in(TargetKind kind, int proc_fd, int cgroup_fd, pid_t pid) {
+        if (kind == TARGET_UNIT)
+                return unit_server(proc_fd, cgroup_fd, pid);
+        return pid > 0 ? pid : server_in_cgroup(proc_fd, cgroup_fd, 2, false);
 }
 
 static bool is_cgroup2(int fd) {
@@ -548,10 +554,7 @@ int target_resolve(Target *t, const Roots *r, sd_bus *bus, char *why, size_t why
                 if (ret < 0)
                         return ret;
                 t->has_cgroup = true;
-                if (t->spec.kind == TARGET_UNIT)
-                        t->pid = target_unit_server(r->proc_fd, t->cgroup_fd, t->pid);
-                else if (t->pid <= 0)
-                        t->pid = server_in_cgroup(r->proc_fd, t->cgroup_fd, 2, false);
+                t->pid = target_server_in(t->spec.kind, r->proc_fd, t->cgroup_fd, t->pid);
         } else if (t->spec.kind == TARGET_CGROUP) {
                 snprintf(why, why_size, "cgroup %s: %s", t->cgroup,
                          r->cgroup_fd < 0 ? "no cgroup v2 hierarchy" : "the memory controller is not on cgroup v2");

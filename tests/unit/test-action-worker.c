@@ -240,6 +240,35 @@ static void test_restart_and_limits_apart(void **state) {
         assert_null(action_worker_free(w));
 }
 
+/* A limit's newer value replaces the one still queued; a dry run's never replaces a real write
+ * (the put-back of a reload into a dry run, queued behind a write under way: a dry run's step
+ * decided at the next sample took its place, and memory.high stayed lowered for good). */
+static void test_dry_run_never_replaces_a_write(void **state) {
+        Gate g = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+        ActionWorker *w = NULL;
+        ActionJob out[ACTION_QUEUE];
+
+        assert_int_equal(action_worker_new(&w, &limits_gated_ops, &g, NULL), 0);
+        submit(w, ACTION_SET_HIGH);
+        wait_entered(&g, 1);
+        const struct { uint64_t value; bool dry_run; } jobs[] = { { 1, false }, { 2, false }, { 3, true }, { 4, true } };
+        for (size_t i = 0; i < ELEMENTSOF(jobs); i++) {
+                ActionJob j = { .decision = { .kind = DECISION_ACTION, .action = ACTION_SET_HIGH, .value = jobs[i].value },
+                                .dry_run = jobs[i].dry_run };
+                j.target.cgroup_fd = -1;
+                assert_int_equal(action_worker_submit(w, &j), 0);
+        }
+        for (unsigned i = 0; i < 3; i++)
+                release_one(&g);
+        assert_int_equal(collect_n(w, out, 3), 3);
+        assert_int_equal(out[1].decision.value, 2);
+        assert_false(out[1].dry_run);
+        assert_int_equal(out[2].decision.value, 4);
+        assert_true(out[2].dry_run);
+        assert_int_equal(action_worker_pending(w), 0);
+        assert_null(action_worker_free(w));
+}
+
 /* More results than one collect takes: the eventfd says the rest wait, or they would wait for the
  * next job to end. */
 static void test_collect_in_parts(void **state) {
@@ -275,6 +304,7 @@ int main(void) {
                 cmocka_unit_test(test_pending_until_collected),
                 cmocka_unit_test(test_limits_and_restart_not_behind_the_server),
                 cmocka_unit_test(test_restart_and_limits_apart),
+                cmocka_unit_test(test_dry_run_never_replaces_a_write),
                 cmocka_unit_test(test_collect_in_parts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

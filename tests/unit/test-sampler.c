@@ -314,27 +314,29 @@ static void test_unit_server(void **state) {
         assert_true(cg >= 0);
 
         /* The server under mysqld_safe, main or not. */
-        assert_int_equal(target_unit_server(roots.proc_fd, cg, 812), 812);
-        assert_int_equal(target_unit_server(roots.proc_fd, cg, 700), 812);
-        assert_int_equal(target_unit_server(roots.proc_fd, cg, 0), 812);
+        assert_int_equal(target_server_in(TARGET_UNIT, roots.proc_fd, cg, 812), 812);
+        assert_int_equal(target_server_in(TARGET_UNIT, roots.proc_fd, cg, 700), 812);
+        assert_int_equal(target_server_in(TARGET_UNIT, roots.proc_fd, cg, 0), 812);
 
-        /* Between runs: only a helper in the cgroup. */
+        /* Between runs: only a helper in the cgroup; in a container's cgroup, the only process
+         * is the server. */
         put_process(tree, 900, "sleep", 1, 2000, "/system.slice/mariadb.service");
         put(tree, procs, "900\n");
-        assert_int_equal(target_unit_server(roots.proc_fd, cg, 0), 0);
+        assert_int_equal(target_server_in(TARGET_UNIT, roots.proc_fd, cg, 0), 0);
+        assert_int_equal(target_server_in(TARGET_CGROUP, roots.proc_fd, cg, 0), 900);
 
         /* Starting: systemd's child before it runs its command, then a wrapper shell. */
         put_process(tree, 901, "(sh)", 1, 2100, "/system.slice/mariadb.service");
         put(tree, procs, "901\n");
-        assert_int_equal(target_unit_server(roots.proc_fd, cg, 901), 0);
-        assert_int_equal(target_unit_server(roots.proc_fd, cg, 0), 0);
+        assert_int_equal(target_server_in(TARGET_UNIT, roots.proc_fd, cg, 901), 0);
+        assert_int_equal(target_server_in(TARGET_UNIT, roots.proc_fd, cg, 0), 0);
         put_process(tree, 901, "sh", 1, 2100, "/system.slice/mariadb.service");
-        assert_int_equal(target_unit_server(roots.proc_fd, cg, 901), 0);
+        assert_int_equal(target_server_in(TARGET_UNIT, roots.proc_fd, cg, 901), 0);
 
         /* The server, named otherwise (a build of its own), as the unit's main process. */
         put_process(tree, 902, "mysqld-custom", 1, 2200, "/system.slice/mariadb.service");
         put(tree, procs, "902\n");
-        assert_int_equal(target_unit_server(roots.proc_fd, cg, 902), 902);
+        assert_int_equal(target_server_in(TARGET_UNIT, roots.proc_fd, cg, 902), 902);
         /* The same process alone in a cgroup that is not a unit's: the container's heuristic. */
         TargetSpec spec = { .kind = TARGET_CGROUP };
         snprintf(spec.value, sizeof(spec.value), "/system.slice/mariadb.service");
