@@ -146,35 +146,46 @@ def wait_for_quiet(worker, timeout=10):
     return False
 
 
-def check_watchdog(tmp):
-    inact = inactive_file(DATA)
-    cg, proc = make_tree(DATA, tmp, 60 * MB + inact)
-    policy = os.path.join(tmp, "policy.ini")
-    shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), policy)
-    os.chmod(policy, 0o644)
-    sock = os.path.join(tmp, "memgov.sock")
-    log_path = os.path.join(tmp, "memgov.log")
-    pings = Pings(os.path.join(tmp, "notify.sock"))
-    wedge = os.path.join(tmp, "wedge")
-    env = dict(os.environ, LD_PRELOAD=PRELOAD, MEMGOV_WEDGE_OPEN="memory.high", MEMGOV_WEDGE_WHEN=wedge,
-               NOTIFY_SOCKET=os.path.join(tmp, "notify.sock"), WATCHDOG_USEC="1000000")
-    if "libasan" in subprocess.run(["ldd", MEMGOV], capture_output=True, text=True).stdout:
-        # AddressSanitizer wants its runtime first; the preload (no sanitizer of its own) comes
-        # before it here. No leak check: a thread wedged in the kernel is left behind at exit with
-        # its job, on purpose (action_worker_stop); every other daemon test checks for leaks.
-        env["ASAN_OPTIONS"] = "detect_leaks=0:verify_asan_link_order=0"
-    # WATCHDOG_PID names the daemon itself: the shell's pid, which exec gives to memgov.
-    d = subprocess.Popen(["sh", "-c", 'WATCHDOG_PID=$$ exec "$@"', "sh", MEMGOV, "run", "--dry-run", "--cgroup-root", cg,
-                          "--proc-root", proc, "--cgroup", "/db", "--policy", policy, "--socket", sock,
-                          "--state-dir", ""], stderr=open(log_path, "w"), env=env)
-    DAEMONS.append(d)
+class Daemon:
+    """memgov run on a fake tree in tmp (fast.ini, the working set at 60M), its opens of
+    memory.high for writing wedged while the file tmp/wedge exists (wedge-preload.so). leaks:
+    whether AddressSanitizer checks for leaks at exit (not when a thread wedged in the kernel is
+    left behind with its job, on purpose: action_worker_stop)."""
 
-    def logged():
-        return open(log_path).read()
+    def __init__(self, tmp, args, env, leaks):
+        self.inact = inactive_file(DATA)
+        self.cg, proc = make_tree(DATA, tmp, 60 * MB + self.inact)
+        policy = self.policy = os.path.join(tmp, "policy.ini")
+        shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), policy)
+        os.chmod(policy, 0o644)
+        self.sock = os.path.join(tmp, "memgov.sock")
+        self.log_path = os.path.join(tmp, "memgov.log")
+        self.wedge = os.path.join(tmp, "wedge")
+        env = dict(os.environ, LD_PRELOAD=PRELOAD, MEMGOV_WEDGE_OPEN="memory.high", MEMGOV_WEDGE_WHEN=self.wedge, **env)
+        if "libasan" in subprocess.run(["ldd", MEMGOV], capture_output=True, text=True).stdout:
+            # AddressSanitizer wants its runtime first; the preload (no sanitizer of its own)
+            # comes before it here.
+            env["ASAN_OPTIONS"] = "verify_asan_link_order=0" + ("" if leaks else ":detect_leaks=0")
+        run = [MEMGOV, "run", *args, "--cgroup-root", self.cg, "--proc-root", proc, "--cgroup", "/db", "--policy",
+               policy, "--socket", self.sock, "--state-dir", ""]
+        # WATCHDOG_PID names the daemon itself: the shell's pid, which exec gives to memgov.
+        self.d = subprocess.Popen(["sh", "-c", 'WATCHDOG_PID=$$ exec "$@"', "sh", *run],
+                                  stderr=open(self.log_path, "w"), env=env)
+        DAEMONS.append(self.d)
 
-    def worker():
-        r, _ = status("--json", "--socket", sock)
+    def logged(self):
+        return open(self.log_path).read()
+
+    def worker(self):
+        r, _ = status("--json", "--socket", self.sock)
         return json.loads(r.stdout)["worker"] if r.returncode == 0 else {}
+
+
+def check_watchdog(tmp):
+    pings = Pings(os.path.join(tmp, "notify.sock"))
+    g = Daemon(tmp, ["--dry-run"], dict(NOTIFY_SOCKET=os.path.join(tmp, "notify.sock"), WATCHDOG_USEC="1000000"),
+               leaks=False)
+    d, cg, sock, wedge, inact, logged, worker = g.d, g.cg, g.sock, g.wedge, g.inact, g.logged, g.worker
 
     wait_for(lambda: ("governing cgroup /db" in logged() and os.path.exists(sock)) or
              (d.poll() is not None and fail(f"the daemon exited ({d.returncode}):\n{logged()}")),
@@ -264,34 +275,11 @@ def check_reload_behind_a_write(tmp, stop_first):
     put back as found after that write lands, not before it (where the write would stay). With
     stop_first, memgov stops before the write comes back: it writes the put-back itself on its
     way out (the lane's queue is not run then)."""
-    inact = inactive_file(DATA)
     tmp = os.path.join(tmp, "reload-stop" if stop_first else "reload")
     os.makedirs(tmp)
-    cg, proc = make_tree(DATA, tmp, 60 * MB + inact)
-    policy = os.path.join(tmp, "policy.ini")
-    shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), policy)
-    os.chmod(policy, 0o644)
-    sock = os.path.join(tmp, "memgov.sock")
-    log_path = os.path.join(tmp, "memgov.log")
-    wedge = os.path.join(tmp, "wedge")
+    g = Daemon(tmp, [], dict(MEMGOV_WEDGE_ONCE="1") if stop_first else {}, leaks=not stop_first)
+    d, cg, sock, wedge, inact, logged, worker, policy = g.d, g.cg, g.sock, g.wedge, g.inact, g.logged, g.worker, g.policy
     high = os.path.join(cg, "db", "memory.high")
-    env = dict(os.environ, LD_PRELOAD=PRELOAD, MEMGOV_WEDGE_OPEN="memory.high", MEMGOV_WEDGE_WHEN=wedge)
-    if stop_first:
-        env["MEMGOV_WEDGE_ONCE"] = "1"
-    if "libasan" in subprocess.run(["ldd", MEMGOV], capture_output=True, text=True).stdout:
-        # (Stopped first, the wedged thread is left behind with its job: no leak check then.)
-        env["ASAN_OPTIONS"] = "verify_asan_link_order=0" + (":detect_leaks=0" if stop_first else "")
-    d = subprocess.Popen([MEMGOV, "run", "--cgroup-root", cg, "--proc-root", proc, "--cgroup", "/db", "--policy", policy,
-                          "--socket", sock, "--state-dir", ""], stderr=open(log_path, "w"), env=env)
-    DAEMONS.append(d)
-
-    def logged():
-        return open(log_path).read()
-
-    def worker():
-        r, _ = status("--json", "--socket", sock)
-        return json.loads(r.stdout)["worker"] if r.returncode == 0 else {}
-
     wait_for(lambda: open(high).read().strip() != "max" or
              (d.poll() is not None and fail(f"the daemon exited ({d.returncode}):\n{logged()}")),
              "memory.high written once acting")
