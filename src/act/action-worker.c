@@ -58,8 +58,9 @@ static void run_idle(ActionWorker *w, ActionJob *scratch) {
         w->next_idle = now_clock(CLOCK_MONOTONIC) + ACTION_IDLE_EVERY;
         pthread_mutex_unlock(&w->lock);
         ActionContext c = { .target = &scratch->target, .policy = &scratch->policy, .dry_run = scratch->dry_run };
-        w->ops->idle(w->userdata, &c);
+        usec_t again = w->ops->idle(w->userdata, &c);
         pthread_mutex_lock(&w->lock);
+        w->next_idle = now_clock(CLOCK_MONOTONIC) + (again > 0 ? again : ACTION_IDLE_EVERY);
 }
 
 /* A job of the restart lane waits for the limits submitted before it (the raise of memory.max

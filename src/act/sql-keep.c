@@ -59,7 +59,7 @@ static ServerAccepting accepting_from(SqlKeepState st, int error, pid_t pid, Ser
         return ACCEPTING_NOT_YET;
 }
 
-void sql_keep_idle(void *userdata, const ActionContext *c) {
+usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
         char why[512];
         int error;
         bool opened;
@@ -134,4 +134,5 @@ void sql_keep_idle(void *userdata, const ActionContext *c) {
         pthread_mutex_lock(&kept.lock);
         kept.info = now;
         pthread_mutex_unlock(&kept.lock);
+        return starting ? ACTION_IDLE_STARTING : ACTION_IDLE_EVERY;
 }

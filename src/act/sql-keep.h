@@ -7,4 +7,4 @@
 /* ActuatorOps hooks of the real table: the action thread keeps its SQL session. */
 void sql_keep_thread_begin(void *userdata);
 void sql_keep_thread_end(void *userdata);
-void sql_keep_idle(void *userdata, const ActionContext *c);
+usec_t sql_keep_idle(void *userdata, const ActionContext *c);

@@ -5,6 +5,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "memgov/action-worker.h"
 
@@ -269,6 +270,43 @@ static void test_dry_run_never_replaces_a_write(void **state) {
         assert_null(action_worker_free(w));
 }
 
+/* The idle hook is called again after the time it returns (a server that is starting is looked
+ * at every second), and after ACTION_IDLE_EVERY when it returns 0. */
+typedef struct IdleCount {
+        pthread_mutex_t lock;
+        unsigned calls;
+        usec_t again;
+} IdleCount;
+
+static usec_t counting_idle(void *userdata, const ActionContext *c) {
+        IdleCount *n = userdata;
+        pthread_mutex_lock(&n->lock);
+        n->calls++;
+        usec_t again = n->again;
+        pthread_mutex_unlock(&n->lock);
+        return again;
+}
+
+static const ActuatorOps idle_ops = { .name = "idle", .idle = counting_idle };
+
+static unsigned idle_calls_in_1s(usec_t again) {
+        IdleCount n = { .lock = PTHREAD_MUTEX_INITIALIZER, .again = again };
+        ActionWorker *w = NULL;
+        Policy p = {};
+        ActionTarget t = { .pid = 1, .cgroup_fd = -1 };
+        assert_int_equal(action_worker_new(&w, &idle_ops, &n, NULL), 0);
+        action_worker_keep(w, &t, &p, false);
+        struct timespec ts = { .tv_sec = 1 };
+        nanosleep(&ts, NULL);
+        assert_null(action_worker_free(w));
+        return n.calls;
+}
+
+static void test_idle_again_after(void **state) {
+        assert_true(idle_calls_in_1s(100 * USEC_PER_MSEC) >= 5);
+        assert_int_equal(idle_calls_in_1s(0), 1);
+}
+
 /* More results than one collect takes: the eventfd says the rest wait, or they would wait for the
  * next job to end. */
 static void test_collect_in_parts(void **state) {
@@ -305,6 +343,7 @@ int main(void) {
                 cmocka_unit_test(test_limits_and_restart_not_behind_the_server),
                 cmocka_unit_test(test_restart_and_limits_apart),
                 cmocka_unit_test(test_dry_run_never_replaces_a_write),
+                cmocka_unit_test(test_idle_again_after),
                 cmocka_unit_test(test_collect_in_parts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
