@@ -55,6 +55,7 @@ typedef struct ActuatorOps {
  * carried admission needs the session (the outcome benchmark's storm filled a new server with 137
  * clients in the 10 s between two looks). */
 #define ACTION_IDLE_STARTING USEC_PER_SEC
+#define ACTION_IDLE_STARTING_FOR (5 * USEC_PER_MINUTE)
 
 extern const ActuatorOps actuator_ops_real;
 extern const ActuatorOps actuator_ops_fake;

@@ -217,6 +217,7 @@ typedef struct Engine {
         bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
         unsigned admit_before; /* the connections the last lowering saw before the storm (the fewest) */
         bool admit_carry;      /* admission was in place when the server process went: lower the new one's */
+        bool admit_tried;      /* a lowering was decided on this process, through or not, and no calm since */
         bool admit_carried;    /* the last admission decided is that lowering... */
         unsigned admit_carry_failed; /* ...which failed this many times on this process */
         usec_t max_raised_at;

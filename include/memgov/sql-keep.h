@@ -19,6 +19,7 @@ typedef struct SqlKeepInfo {
         pid_t pid;
         SqlKeepState state;
         ServerAccepting accepting;
+        usec_t first_look; /* CLOCK_MONOTONIC: the first look at this process */
         unsigned long long session_id; /* 0: none open */
         bool mariadb;
         char version[96];

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdio.h>
 
+#include "memgov/clock.h"
 #include "memgov/log.h"
 #include "memgov/maps-reader.h"
 #include "memgov/session-memory.h"
@@ -74,7 +75,7 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
          * accepts clients (before, it may still be systemd's child that has not executed the
          * server yet); its version from the session. */
         if (c->target->pid != now.pid)
-                now = (SqlKeepInfo) { .pid = c->target->pid };
+                now = (SqlKeepInfo) { .pid = c->target->pid, .first_look = now_clock(CLOCK_MONOTONIC) };
         ServerAccepting was = now.accepting;
         if (was != ACCEPTING_YES) {
                 ProcMaps m;
@@ -134,5 +135,9 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
         pthread_mutex_lock(&kept.lock);
         kept.info = now;
         pthread_mutex_unlock(&kept.lock);
-        return starting ? ACTION_IDLE_STARTING : ACTION_IDLE_EVERY;
+        /* Every second while the server starts, for its first minutes: a server that takes
+         * longer (a long crash recovery, a Galera joiner waiting for its state) is looked at as
+         * any other. */
+        bool early = now_clock(CLOCK_MONOTONIC) - now.first_look < ACTION_IDLE_STARTING_FOR;
+        return starting && st != SQL_KEEP_OFF && early ? ACTION_IDLE_STARTING : ACTION_IDLE_EVERY;
 }

@@ -114,7 +114,7 @@ void engine_set_simulate(Engine *e, bool simulate) {
         e->high_mismatch = 0;
         e->max_raised = false;
         e->max_by_admit = false;
-        e->admit_lowered = e->admit_carry = false;
+        e->admit_lowered = e->admit_carry = e->admit_tried = false;
         e->restart_pending = false;
 }
 
@@ -636,9 +636,12 @@ static void observe_events(Tick *k) {
          * there: in the outcome benchmark's storm, the clients came back to the new server (112
          * connections within 17 s), faster than its working set reached admit.at, and the kernel
          * killed it 26 s after it took clients. Admission in place when the process went is
-         * carried to the new one (plan_admit_carry). */
+         * carried to the new one (plan_admit_carry); and so is a lowering that failed there (in
+         * the benchmark, the swamped old server dropped the lowering's query, and the storm came
+         * back whole to the new one: OOM-killed). */
         e->pool_steps = 0;
-        e->admit_carry = e->admit_carry || e->admit_lowered;
+        e->admit_carry = e->admit_carry || e->admit_lowered || e->admit_tried;
+        e->admit_tried = false;
         e->admit_carry_failed = 0;
         e->admit_lowered = false;
         /* Nor is any change of them paced: in the outcome benchmark's storm, the new server, its
@@ -1404,11 +1407,15 @@ static void plan_admit_restore(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
         char t[FORMAT_TIMESPAN_MAX];
+        bool calm = e->level < LEVEL_THROTTLE && k->now - e->calm_since >= p->admit_restore_after &&
+                    k->now - e->act[ACTION_ADMIT].last >= p->admit_restore_after;
 
+        /* A lowering that failed, the storm over: nothing to carry to a new process any more. */
+        if (e->admit_tried && !e->admit_lowered && calm && !e->restart_pending)
+                e->admit_tried = false;
         if (!e->admit_lowered || e->act[ACTION_ADMIT].spent || e->restart_pending || k->emergency)
                 return;
-        if (e->level >= LEVEL_THROTTLE || k->now - e->calm_since < p->admit_restore_after ||
-            k->now - e->act[ACTION_ADMIT].last < p->admit_restore_after)
+        if (!calm)
                 return;
         if (e->last_action > 0 && k->now - e->last_action < p->settle)
                 return;
@@ -1418,7 +1425,7 @@ static void plan_admit_restore(Tick *k) {
                 d->admit_restore = true;
                 d->admit_connections = (k->s->has & SAMPLE_HAS_CONNECTIONS) ? k->s->connections : 0;
         }
-        e->admit_lowered = false;
+        e->admit_lowered = e->admit_tried = false;
         e->admit_restoring = true;
         e->admit_carried = false;
         note_action(k, ACTION_ADMIT, false);
@@ -1505,6 +1512,7 @@ static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool
                 d->admit_carried = carried;
         }
         k->e->admit_lowered = true;
+        k->e->admit_tried = true;
         k->e->admit_restoring = false;
         k->e->admit_carried = carried;
         note_action(k, ACTION_ADMIT, false);

@@ -794,6 +794,9 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                         m->dry_run_waits = false;
                         log_notice("reload: no dry run after all: memgov goes on acting");
                 } else if (!dry_run && m->opts.dry_run) {
+                        /* Acting again: the engine starts from what it reads, and its own
+                         * put-backs are what memgov stopping writes. */
+                        m->n_leaving = 0;
                         m->opts.dry_run = false;
                         engine_set_simulate(m->engine, false);
                         if (m->record)
@@ -1108,7 +1111,7 @@ static void leave_limits(Manager *m, const char *why) {
                 action_target_from(&t, &m->target);
                 t.cgroup_fd = m->target.cgroup_fd; /* borrowed: the actuators do not close it */
                 ActionContext c = { .target = &t, .policy = &m->policy, .dry_run = false };
-                log_notice("%s%s", i < engine_n ? "" : "memgov stops before the action thread wrote it: ", d[i].reason);
+                log_notice("%s%s", i < engine_n ? "" : "memgov stops, not put back yet: ", d[i].reason);
                 actuator_run(m->opts.ops ? m->opts.ops : &actuator_ops_real, m->opts.ops_userdata, &c, &d[i], &res);
                 action_result_log(&d[i], &res, false);
         }

@@ -307,7 +307,7 @@ def check_reload_behind_a_write(tmp, stop_first):
         os.unlink(wedge)
         if open(high).read().strip() != "max":
             fail(f"memory.high is {open(high).read().strip()} after memgov stopped: the put-back was lost")
-        if "memgov stops before the action thread wrote it: a dry run from now on: memory.high" not in logged():
+        if "memgov stops, not put back yet: a dry run from now on: memory.high" not in logged():
             fail("memory.high put back on the way out without a word")
         ok("a reload into a dry run, then a stop, with a memory.high write still under way: memgov put "
            "memory.high back as found on its way out")

@@ -2309,7 +2309,7 @@ static void test_admit_failure_and_new_server(void **state) {
         storm(sim, 20, 1);
         expect(sim->e.admit_lowered);
         usec_t lowered = last_at(sim, T_ADMIT);
-        sim->e.admit_lowered = false;
+        sim->e.admit_lowered = sim->e.admit_tried = false; /* as a restore leaves them */
         sim->s.pid = 200;
         sim->s.uptime = SEC;
         sim->s.connections = 5;
@@ -2374,6 +2374,41 @@ static void test_admit_carried_failure_tried_again(void **state) {
         expect(count(sim, T_ADMIT, mark) == 0);
         check_invariants(sim);
         free(sim);
+}
+
+/* A lowering that failed on the old process (the swamped server dropped its query) is carried
+ * to the new one all the same: the storm is still there. Unless it was over: calm for
+ * admit.restore-after before the new process, nothing carried. */
+static void test_admit_failed_lowering_carried(void **state) {
+        for (unsigned calm = 0; calm <= 1; calm++) {
+                Sim *sim = sim_new(false);
+                sim->s.has |= SAMPLE_HAS_ACCEPTING;
+                sim->s.accepting = 1;
+                storm(sim, 20, 1);
+                expect(find(sim, T_ADMIT, 0) && sim->e.admit_lowered);
+                sim->s.failed = 1u << ACTION_ADMIT;
+                sim_tick(sim, SEC);
+                expect(!sim->e.admit_lowered && find_code(sim, T_EFFECT, EFFECT_FAILED, 0));
+                if (calm) {
+                        set_ws(sim, 2 * GB);
+                        sim_run(sim, sim->p.admit_restore_after + 120 * SEC, SEC);
+                }
+                unsigned mark = sim->n;
+                sim->s.pid = 300;
+                sim->s.uptime = SEC;
+                sim->s.connections = 2;
+                set_ws(sim, 2 * GB);
+                sim_run(sim, 3 * SEC, SEC);
+                sim->s.connections = 60;
+                sim_tick(sim, SEC);
+                const Decision *d = find(sim, T_ADMIT, mark);
+                if (calm)
+                        expect(!d && !sim->e.admit_carry);
+                else
+                        expect(d && d->admit_carried && d->admit_connections == 20);
+                check_invariants(sim);
+                free(sim);
+        }
 }
 
 static void test_admit_carried_to_new_server(void **state) {
@@ -2601,6 +2636,7 @@ int main(void) {
                 cmocka_unit_test(test_admit_dry_run),
                 cmocka_unit_test(test_admit_failure_and_new_server),
                 cmocka_unit_test(test_admit_carried_to_new_server),
+                cmocka_unit_test(test_admit_failed_lowering_carried),
                 cmocka_unit_test(test_admit_carried_failure_tried_again),
                 cmocka_unit_test(test_failure_against_the_old_process),
         };
