@@ -451,7 +451,7 @@ static void act_on(Manager *m, const EngineOutput *out) {
  * reload could land after it and stay. A restart under way keeps its raise of memory.max for its
  * stop: the dry run begins once the restart is over (dry_run_waits). */
 static void begin_dry_run(Manager *m) {
-        Decision d[3];
+        Decision d[ELEMENTSOF(m->leaving)];
         unsigned n = m->opts.record_only || !m->target.resolved ? 0
                                                                 : engine_leave(m->engine, "a dry run from now on", d, ELEMENTSOF(d));
         m->n_leaving = 0;
@@ -1099,8 +1099,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
  * changed, and the put-backs of a reload into a dry run that the lanes did not carry out yet (or
  * that failed): the queues are not run once memgov stops. */
 static void leave_limits(Manager *m, const char *why) {
-        Decision d[6];
-        unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, why, d, 3);
+        Decision d[2 * ELEMENTSOF(m->leaving)];
+        unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, why, d, ELEMENTSOF(m->leaving));
         unsigned engine_n = n;
         for (unsigned i = 0; i < m->n_leaving && m->target.resolved; i++)
                 d[n++] = m->leaving[i];
