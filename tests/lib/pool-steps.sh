@@ -109,10 +109,10 @@ pool_steps_down() {
                 [[ $r_value == "$pool_at" && $(pool_size) == "$pool_at" ]] ||
                         fail "shrink: the pool is $(pool_size), reported $r_value, expected $pool_at: $r_detail"
                 [[ $r_has_freed == 1 ]] || fail "shrink: nothing measured: $r_detail"
-                # One step's RSS is a noisy measure: the pool's free frames (about 13M here) may
-                # never have been touched, and the load's queries allocate meanwhile (one step of
-                # 32M once measured 11.3M). Each step must give something back; the steps
-                # together must give back half of what they took, checked below.
+                # One step's RSS is a noisy measure: the pool's free frames (13M on MariaDB
+                # 10.11) may never have been touched, and the load's queries allocate meanwhile
+                # (one step of 32M once measured 11.3M). Each step must give something back; the
+                # steps together must give back half of what they took, checked below.
                 (( r_freed > 0 )) || fail "shrink to $(mib $pool_at) gave nothing back: $r_detail"
                 freed_total=$((freed_total + r_freed)) measured=$((measured + CONFIGURED * STEP_BP / 10000))
                 [[ $(pool_sql "SELECT 6 * 7") == 42 ]] || fail "the server does not answer after the shrink to $(mib $pool_at)"

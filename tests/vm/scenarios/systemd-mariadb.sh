@@ -5,9 +5,9 @@
 # its hardening and reports through sd_notify; memory.high goes through SetUnitProperties and is
 # visible in `systemctl show`; the growth is stopped by a graceful restart through RestartUnit
 # before the OOM point; a reload into a dry run during that restart waits for its end (memory.max
-# stays raised for the stop), then puts memory.high back; the journal carries the structured
-# fields; `systemctl reload` reloads the policy; the unit's exposure score is measured on the
-# running system.
+# stays raised for the stop, and is put back by the restart's end); the journal carries the
+# structured fields; `systemctl reload` reloads the policy; the unit's exposure score is measured
+# on the running system.
 #   tests/vm/run-vm.sh --systemd --disk 2G --env MEMGOV_BUILD=build tests/vm/scenarios/systemd-mariadb.sh
 set -euo pipefail
 [[ ${MEMGOV_VM:-} == 1 && ${MEMGOV_VM_MODE:-} == systemd ]] ||
@@ -161,7 +161,7 @@ ok "memory.max raised for the stop and put back: MemoryMax $(systemctl show -P M
 # stop and put back by the restart's own end, not by the reload; the dry run begun once the new
 # server was seen; memory.high as found (memgov had moved it out of the way of the stop).
 journalctl -b --no-pager -u $gov >"$results/memgov.journal"
-[[ -n $reloaded ]] || fail "no restart decision seen to reload during"
+[[ -n $reloaded ]] || fail "mariadb.service never left active: no restart to reload during"
 line() { grep -n -- "$1" "$results/memgov.journal" | cut -d: -f1 | head -1; }
 waits=$(line 'reload: dry run once the restart under way is over')
 done_at=$(line 'graceful restart done')
