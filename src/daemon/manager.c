@@ -445,6 +445,12 @@ static void act_on(Manager *m, const EngineOutput *out) {
         }
 }
 
+/* What memgov changed, to put back as it found it (engine_leave): nothing when it only records,
+ * or has no target to write to. */
+static unsigned put_backs(Manager *m, const char *why, Decision *d, unsigned max) {
+        return m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, why, d, max);
+}
+
 /* Back to a dry run (a reload): what memgov changed goes back as it found it, as when it stops
  * (a dry run changes nothing, and would leave it in place for good), but through the action
  * threads, behind what they still have to write: put back directly, a write decided before the
@@ -452,8 +458,7 @@ static void act_on(Manager *m, const EngineOutput *out) {
  * stop: the dry run begins once the restart is over (dry_run_waits). */
 static void begin_dry_run(Manager *m) {
         Decision d[ELEMENTSOF(m->leaving)];
-        unsigned n = m->opts.record_only || !m->target.resolved ? 0
-                                                                : engine_leave(m->engine, "a dry run from now on", d, ELEMENTSOF(d));
+        unsigned n = put_backs(m, "a dry run from now on", d, ELEMENTSOF(d));
         m->n_leaving = 0;
         for (unsigned i = 0; i < n; i++) {
                 log_notice("%s", d[i].reason);
@@ -1098,9 +1103,9 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
 /* On the way out, directly (the action thread may be busy with a long restart): what the engine
  * changed, and the put-backs of a reload into a dry run that the lanes did not carry out yet (or
  * that failed): the queues are not run once memgov stops. */
-static void leave_limits(Manager *m, const char *why) {
+static void leave_limits(Manager *m) {
         Decision d[2 * ELEMENTSOF(m->leaving)];
-        unsigned n = m->opts.record_only || !m->target.resolved ? 0 : engine_leave(m->engine, why, d, ELEMENTSOF(m->leaving));
+        unsigned n = put_backs(m, "memgov stops", d, ELEMENTSOF(m->leaving));
         unsigned engine_n = n;
         for (unsigned i = 0; i < m->n_leaving && m->target.resolved; i++)
                 d[n++] = m->leaving[i];
@@ -1122,7 +1127,7 @@ int manager_run(Manager *m) {
         manager_tick(m, "start");
         sd_notify(false, "READY=1");
         int r = sd_event_loop(m->event);
-        leave_limits(m, "memgov stops");
+        leave_limits(m);
         return r;
 }
 

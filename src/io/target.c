@@ -286,15 +286,15 @@ static pid_t server_in_cgroup(int proc_fd, int dirfd, unsigned depth, bool named
 static pid_t unit_server(int proc_fd, int cgroup_fd, pid_t main_pid) {
         static const char wrappers[] = "sh,bash,dash,mysqld_safe,mariadbd-safe,galera_recovery";
         char comm[64];
+        bool known = main_pid > 0 && proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0;
 
-        if (main_pid > 0 && proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 &&
-            name_in_list(comm, TARGET_DEFAULT_PROCESSES))
+        if (known && name_in_list(comm, TARGET_DEFAULT_PROCESSES))
                 return main_pid;
         pid_t named = server_in_cgroup(proc_fd, cgroup_fd, 2, true);
         if (named > 0 || main_pid <= 0)
                 return named;
         /* systemd names the child it forked "(" + the command + ")" until the command runs. */
-        if (proc_read_comm(proc_fd, main_pid, comm, sizeof(comm)) == 0 && (comm[0] == '(' || name_in_list(comm, wrappers)))
+        if (known && (comm[0] == '(' || name_in_list(comm, wrappers)))
                 return 0;
         return main_pid;
 }
