@@ -91,6 +91,7 @@ typedef struct Decision {
          * below the floor; or put back the value memgov found (admit_restore) */
         bool admit_restore;
         unsigned admit_headroom, admit_floor;
+        unsigned admit_fit;         /* connections more that fit (admit.fit), when more than the headroom */
         unsigned admit_connections; /* the server's connection count in the sample (socket descriptors) */
         bool admit_carried; /* admit_connections is the count before the storm, on the process before
                              * a restart (admission carried to the new process) */
@@ -225,6 +226,7 @@ typedef struct Engine {
         /* The server's connection count, the fewest in each of the buckets of admit.rise-window
          * (a ring, oldest first from conn_head): what a storm rose from. */
         unsigned conn_min[ENGINE_CONN_BUCKETS + 1];
+        uint64_t conn_ws[ENGINE_CONN_BUCKETS + 1]; /* the working set when that fewest was first seen */
         usec_t conn_t[ENGINE_CONN_BUCKETS + 1];
         unsigned conn_n, conn_head;
 

@@ -126,6 +126,7 @@ typedef struct Policy {
         uint32_t admit_min_rise_share;  /* ...and at least this share of that fewest (basis points) */
         usec_t admit_rise_window;
         unsigned admit_headroom;        /* max_connections = the connected clients plus this */
+        bool admit_fit;                 /* ...or plus the connections that fit under admit.at, if more */
         unsigned admit_floor;           /* never below this */
         usec_t admit_restore_after;     /* calm below throttle this long: max_connections put back */
         uint32_t admit_max_raise;       /* memory.max raised by at most this share of the budget */

@@ -167,7 +167,8 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
          * count (the daemon's) is of the server's sockets: its listening ones too, a few more than
          * its clients, which only widens the headroom by as many. */
         uint64_t clients = f->connected > 0 ? f->connected - 1 : 0;
-        uint64_t target = MAX(clients + d->admit_headroom, (uint64_t) MAX(d->admit_floor, 1u));
+        unsigned plus = MAX(d->admit_headroom, d->admit_fit);
+        uint64_t target = MAX(clients + plus, (uint64_t) MAX(d->admit_floor, 1u));
         bool ours = same_server(m, c->target) && f->max == m->set;
         uint64_t configured = ours ? m->configured : f->max;
         char errors[64] = "";
@@ -177,17 +178,19 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
         ret->value_before = f->max;
         ret->value = f->max;
         ret->baseline = configured;
+        const char *plus_is = d->admit_fit > d->admit_headroom ? "that fit (admit.fit)" : "admit.headroom";
         if (target >= f->max)
                 return action_refuse(ret, -EALREADY,
                               "admission: max_connections is %" PRIu64 " already, not above the %" PRIu64
-                              " client(s) %s plus admit.headroom %u (or admit.floor %u): nothing to lower%s",
-                              f->max, clients, d->admit_carried ? "before the storm" : "connected", d->admit_headroom,
+                              " client(s) %s plus %u %s (or admit.floor %u): nothing to lower%s",
+                              f->max, clients, d->admit_carried ? "before the storm" : "connected", plus, plus_is,
                               d->admit_floor, errors);
         char plan[256];
-        snprintf(plan, sizeof(plan), "max_connections %" PRIu64 " -> %" PRIu64 " (%" PRIu64 " client(s) %s plus %u%s)%s",
+        snprintf(plan, sizeof(plan), "max_connections %" PRIu64 " -> %" PRIu64 " (%" PRIu64 " client(s) %s plus %u%s%s)%s",
                  f->max, target, clients,
-                 d->admit_carried ? "before the storm on the process before the restart," : "connected", d->admit_headroom,
-                 target > clients + d->admit_headroom ? ", at admit.floor" : "", errors);
+                 d->admit_carried ? "before the storm on the process before the restart," : "connected", plus,
+                 d->admit_fit > d->admit_headroom ? " that fit" : "", target > clients + plus ? ", at admit.floor" : "",
+                 errors);
         bool end = d->admit_carried && c->policy->admit_end_excess;
         StrBuf detail;
         strbuf_init(&detail, ret->detail, sizeof(ret->detail));

@@ -324,8 +324,9 @@ static bool limits_writable(const Sample *s) {
 }
 
 /* The server's connection count goes into buckets of admit.rise-window / ENGINE_CONN_BUCKETS,
- * each keeping the fewest it saw; buckets older than the window go. */
-static void conn_add(Engine *e, const Policy *p, const Sample *s, usec_t now) {
+ * each keeping the fewest it saw and the working set when it first saw it; buckets older than the
+ * window go. */
+static void conn_add(Engine *e, const Policy *p, const Sample *s, uint64_t ws, usec_t now) {
         if (!(s->has & SAMPLE_HAS_CONNECTIONS))
                 return;
         usec_t width = MAX(p->admit_rise_window / ENGINE_CONN_BUCKETS, (usec_t) 1);
@@ -336,7 +337,10 @@ static void conn_add(Engine *e, const Policy *p, const Sample *s, usec_t now) {
         }
         unsigned last = (e->conn_head + e->conn_n + size - 1) % size;
         if (e->conn_n > 0 && now - e->conn_t[last] < width) {
-                e->conn_min[last] = MIN(e->conn_min[last], s->connections);
+                if (s->connections < e->conn_min[last]) {
+                        e->conn_min[last] = s->connections;
+                        e->conn_ws[last] = ws;
+                }
                 return;
         }
         if (e->conn_n == size) {
@@ -345,16 +349,30 @@ static void conn_add(Engine *e, const Policy *p, const Sample *s, usec_t now) {
         }
         unsigned i = (e->conn_head + e->conn_n) % size;
         e->conn_min[i] = s->connections;
+        e->conn_ws[i] = ws;
         e->conn_t[i] = now;
         e->conn_n++;
 }
 
-/* The fewest connections within admit.rise-window (this sample's included). */
-static unsigned conn_fewest(const Engine *e) {
+/* The fewest connections within admit.rise-window (this sample's included), and the working set
+ * when the oldest bucket with that many first saw it. */
+static unsigned conn_fewest_ws(const Engine *e, uint64_t *ret_ws) {
         unsigned fewest = UINT32_MAX;
-        for (unsigned j = 0; j < e->conn_n; j++)
-                fewest = MIN(fewest, e->conn_min[(e->conn_head + j) % ELEMENTSOF(e->conn_min)]);
+        uint64_t ws = 0;
+        for (unsigned j = 0; j < e->conn_n; j++) {
+                unsigned i = (e->conn_head + j) % ELEMENTSOF(e->conn_min);
+                if (e->conn_min[i] < fewest) {
+                        fewest = e->conn_min[i];
+                        ws = e->conn_ws[i];
+                }
+        }
+        if (ret_ws)
+                *ret_ws = ws;
         return fewest;
+}
+
+static unsigned conn_fewest(const Engine *e) {
+        return conn_fewest_ws(e, NULL);
 }
 
 /* Admission helps only when the growth comes with new connections: the count rose within
@@ -1502,6 +1520,39 @@ static void plan_emergency_reset(Tick *k, const char *where) {
         note_action(k, ACTION_RESET, true);
 }
 
+/* The working set admit.fit fills up to: admit.at of the budget, or the budget with admit.at off. */
+static uint64_t admit_fit_bound(const Tick *k) {
+        uint32_t at = k->p->step[LEVEL_ADMIT].at;
+        return at > 0 ? apply_bp(k->budget, at) : k->budget;
+}
+
+static const char *admit_fit_under(const Tick *k, char buf[static FORMAT_BYTES_MAX]) {
+        return format_bytes(buf, admit_fit_bound(k));
+}
+
+/* admit.fit: how many connections more fit under admit_fit_bound(), each at the working set's cost
+ * per connection over the rise (what it grew by since the fewest connections within
+ * admit.rise-window, per connection more; *ret_cost, 0 when the working set did not grow with
+ * them). Clients plus admit.headroom alone refuses a load that would fit: in the outcome
+ * benchmark's ramp, its 200-client phases, with which the server peaks at 95% of its limit
+ * without a governor, were refused at 127 connections and 65%. A storm's sessions grow after they
+ * connect, so their cost is more than measured at the lowering: what still gets in is for the
+ * rungs above, and the lowering carried to a new process counts from before the storm. */
+#define ADMIT_FIT_MAX 100000u
+static unsigned admit_fit(const Tick *k, unsigned fewest, uint64_t ws_fewest, uint64_t *ret_cost) {
+        *ret_cost = 0;
+        if (!k->p->admit_fit || k->s->connections <= fewest || k->ws <= ws_fewest)
+                return 0;
+        uint64_t cost = (k->ws - ws_fewest) / (k->s->connections - fewest);
+        if (cost == 0)
+                return 0;
+        *ret_cost = cost;
+        uint64_t bound = admit_fit_bound(k);
+        if (k->ws >= bound)
+                return 0;
+        return (unsigned) MIN((bound - k->ws) / cost, (uint64_t) ADMIT_FIT_MAX);
+}
+
 /* A lowering of max_connections decided: to `connections` (the sample's count, or with `carried`
  * the count before the storm on the process before) plus admit.headroom, not below admit.floor. */
 static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool carried) {
@@ -1692,14 +1743,30 @@ static void act(Tick *k) {
         if (e->level >= LEVEL_ADMIT && step_available(k, LEVEL_ADMIT) && !e->admit_lowered &&
             !e->act[ACTION_ADMIT].spent && cooldown_over(k, ACTION_ADMIT, LEVEL_ADMIT) && recheck(k, LEVEL_ADMIT) &&
             connections_rising(k)) {
-                unsigned fewest = conn_fewest(e);
+                uint64_t ws_fewest, cost;
+                unsigned fewest = conn_fewest_ws(e, &ws_fewest);
+                unsigned fit = admit_fit(k, fewest, ws_fewest, &cost);
+                char plus[160];
+                if (fit > p->admit_headroom)
+                        snprintf(plus, sizeof(plus), "the %u more that fit under %s at %s each (admit.fit)", fit,
+                                 admit_fit_under(k, b), format_bytes(a, cost));
+                else if (p->admit_fit && cost > 0)
+                        snprintf(plus, sizeof(plus), "%u (admit.headroom; %u more fit under %s at %s each)",
+                                 p->admit_headroom, fit, admit_fit_under(k, b), format_bytes(a, cost));
+                else if (p->admit_fit)
+                        snprintf(plus, sizeof(plus), "%u (admit.headroom; the working set did not rise with them)",
+                                 p->admit_headroom);
+                else
+                        snprintf(plus, sizeof(plus), "%u", p->admit_headroom);
                 admit_raise_max(k);
                 Decision *d = emit_action(k, ACTION_ADMIT,
                                           "%s; %u connections, up from %u within admit.rise-window %s: lower "
-                                          "max_connections to the connected clients plus %u (not below %u)",
+                                          "max_connections to the connected clients plus %s (not below %u)",
                                           ctx(k), k->s->connections, fewest, format_timespan(t, p->admit_rise_window),
-                                          p->admit_headroom, p->admit_floor);
+                                          plus, p->admit_floor);
                 note_admit_lowering(k, d, k->s->connections, false);
+                if (d && fit > p->admit_headroom)
+                        d->admit_fit = fit;
                 e->admit_before = fewest;
                 return;
         }
@@ -1914,7 +1981,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         e->notice_shown = CODE_NONE;
         e->last_budget = k.budget;
         recent_add(e, now, k.ws);
-        conn_add(e, p, s, now);
+        conn_add(e, p, s, k.ws, now);
         observe_startup(&k);
 
         trend_add(&e->trend, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));

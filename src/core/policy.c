@@ -176,6 +176,7 @@ static const PolicyKey keys[] = {
           USEC_PER_DAY, "a duration from 10s to 1d, like 5m"),
         K("admit", "headroom", KT_UINT, offsetof(Policy, admit_headroom), 0, 100000,
           "a number of connections from 0 to 100000, like 10"),
+        K("admit", "fit", KT_BOOL, offsetof(Policy, admit_fit), 0, 0, "yes or no"),
         K("admit", "floor", KT_UINT, offsetof(Policy, admit_floor), 1, 100000,
           "a number of connections from 1 to 100000, like 10"),
         K("admit", "restore-after", KT_TIMESPAN, offsetof(Policy, admit_restore_after), USEC_PER_SEC, USEC_PER_DAY,

@@ -8,7 +8,8 @@
  * policy).
  * MEMGOV_TEST_OPTION_FILE: the [sql] option-file to log in with (another account);
  * MEMGOV_TEST_CONNECTIONS: the server's connection count in the decision, as the daemon's sampler
- * counts its socket descriptors (without it, the server is asked). Exits 0 when
+ * counts its socket descriptors (without it, the server is asked); MEMGOV_TEST_FIT: the
+ * connections more that fit (Decision.admit_fit, admit.fit). Exits 0 when
  * admit_run() ran (whatever it returned), 2 on a usage error. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -61,6 +62,13 @@ int main(int argc, char **argv) {
                 if (!parse_decimal_u64(counted, &connections) || connections > UINT32_MAX)
                         return usage();
                 d.admit_connections = (unsigned) connections;
+        }
+        const char *fit = getenv("MEMGOV_TEST_FIT");
+        if (fit) {
+                uint64_t n;
+                if (!parse_decimal_u64(fit, &n) || n > UINT32_MAX)
+                        return usage();
+                d.admit_fit = (unsigned) n;
         }
         AdmitMemory m = { .pid = t.pid, .configured = configured, .set = set, .errors = errors,
                           .errors_known = argc == 9 && strcmp(argv[8], "-") };

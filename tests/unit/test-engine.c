@@ -2055,6 +2055,8 @@ static void test_admit_on_rising_connections(void **state) {
         storm(sim, 20, 1);
         const Decision *d = find(sim, T_ADMIT, 0);
         expect(d && !d->admit_restore && d->admit_headroom == 10 && d->admit_floor == 10);
+        /* At admit.at, nothing more fits under it: the headroom. */
+        expect(d->admit_fit == 0);
         /* At its threshold, with the connections risen: before reset, which was never decided. */
         expect(d->working_set >= apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at));
         expect(find_level(sim, LEVEL_THROTTLE, LEVEL_ADMIT, LEVEL_UP_AT, 0));
@@ -2099,6 +2101,42 @@ static void test_admit_on_rising_connections(void **state) {
         expect(!sim->e.admit_lowered && count(sim, T_ADMIT, mark) == 1);
         check_invariants(sim);
         free(sim);
+}
+
+/* A ramp of clients: from 3 connections at 3.6G to 127, the working set rising fast, then slowly.
+ * Admission enters on its ETA well under admit.at, and leaves room for the connections that fit
+ * under admit.at at the working set's cost per connection over the rise (admit.fit); without
+ * admit.fit, the headroom only. */
+static void test_admit_fit(void **state) {
+        for (unsigned fit = 0; fit < 2; fit++) {
+                Sim *sim = sim_new(false);
+                sim->p.admit_fit = fit;
+                sim->s.has |= SAMPLE_HAS_CONNECTIONS;
+                sim->s.connections = 3;
+                set_ws(sim, 3600 * MB);
+                sim_run(sim, 60 * SEC, SEC);
+                sim->s.connections = 127;
+                uint64_t ws = 3600 * MB;
+                for (unsigned t = 0; t < 600 && !find(sim, T_ADMIT, 0); t++) {
+                        ws += t < 30 ? 100 * MB : 10 * MB;
+                        set_ws(sim, ws);
+                        sim_tick(sim, SEC);
+                }
+                const Decision *d = find(sim, T_ADMIT, 0);
+                expect(d && !d->admit_restore && d->admit_connections == 127);
+                expect(d->working_set < apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at));
+                if (fit) {
+                        uint64_t cost = (d->working_set - 3600 * MB) / (127 - 3);
+                        uint64_t want = (apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at) - d->working_set) / cost;
+                        expect(d->admit_fit == want && want > 10);
+                        expect(strstr(d->reason, "more that fit under") != NULL);
+                } else {
+                        expect(d->admit_fit == 0 && d->admit_headroom == 10);
+                        expect(strstr(d->reason, "fit") == NULL);
+                }
+                check_invariants(sim);
+                free(sim);
+        }
 }
 
 /* Calm that does not last (a working set back near throttle) does not put max_connections back. */
@@ -2628,6 +2666,7 @@ int main(void) {
                 cmocka_unit_test(test_trend_at_every_spacing),
                 cmocka_unit_test(test_trend_short_scale),
                 cmocka_unit_test(test_admit_on_rising_connections),
+                cmocka_unit_test(test_admit_fit),
                 cmocka_unit_test(test_admit_restore_hysteresis),
                 cmocka_unit_test(test_admit_not_with_flat_connections),
                 cmocka_unit_test(test_admit_rise_share),
