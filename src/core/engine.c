@@ -355,24 +355,28 @@ static void conn_add(Engine *e, const Policy *p, const Sample *s, uint64_t ws, u
 }
 
 /* The fewest connections within admit.rise-window (this sample's included), and the working set
- * when the oldest bucket with that many first saw it. */
-static unsigned conn_fewest_ws(const Engine *e, uint64_t *ret_ws) {
+ * and the time when the oldest bucket with that many first saw it. */
+static unsigned conn_fewest_at(const Engine *e, uint64_t *ret_ws, usec_t *ret_t) {
         unsigned fewest = UINT32_MAX;
         uint64_t ws = 0;
+        usec_t t = 0;
         for (unsigned j = 0; j < e->conn_n; j++) {
                 unsigned i = (e->conn_head + j) % ELEMENTSOF(e->conn_min);
                 if (e->conn_min[i] < fewest) {
                         fewest = e->conn_min[i];
                         ws = e->conn_ws[i];
+                        t = e->conn_t[i];
                 }
         }
         if (ret_ws)
                 *ret_ws = ws;
+        if (ret_t)
+                *ret_t = t;
         return fewest;
 }
 
 static unsigned conn_fewest(const Engine *e) {
-        return conn_fewest_ws(e, NULL);
+        return conn_fewest_at(e, NULL, NULL);
 }
 
 /* Admission helps only when the growth comes with new connections: the count rose within
@@ -1520,37 +1524,50 @@ static void plan_emergency_reset(Tick *k, const char *where) {
         note_action(k, ACTION_RESET, true);
 }
 
-/* The working set admit.fit fills up to: admit.at of the budget, or the budget with admit.at off. */
+/* The working set admit.fit fills up to: admit.at of the budget; with admit.at off, the threshold
+ * of the next rung up that has one; 0: none. */
 static uint64_t admit_fit_bound(const Tick *k) {
-        uint32_t at = k->p->step[LEVEL_ADMIT].at;
-        return at > 0 ? apply_bp(k->budget, at) : k->budget;
-}
-
-static const char *admit_fit_under(const Tick *k, char buf[static FORMAT_BYTES_MAX]) {
-        return format_bytes(buf, admit_fit_bound(k));
+        for (Level l = LEVEL_ADMIT; l < _LEVEL_MAX; l++)
+                if ((l == LEVEL_ADMIT || k->p->step[l].enabled) && k->p->step[l].at > 0)
+                        return apply_bp(k->budget, k->p->step[l].at);
+        return 0;
 }
 
 /* admit.fit: how many connections more fit under admit_fit_bound(), each at the working set's cost
  * per connection over the rise (what it grew by since the fewest connections within
- * admit.rise-window, per connection more; *ret_cost, 0 when the working set did not grow with
- * them). Clients plus admit.headroom alone refuses a load that would fit: in the outcome
- * benchmark's ramp, its 200-client phases, with which the server peaks at 95% of its limit
- * without a governor, were refused at 127 connections and 65%. A storm's sessions grow after they
- * connect, so their cost is more than measured at the lowering: what still gets in is for the
- * rungs above, and the lowering carried to a new process counts from before the storm. */
+ * admit.rise-window, per connection more), and no more than the rise so far. Clients plus
+ * admit.headroom alone refuses a load that would fit: in the outcome benchmark's ramp, its
+ * 200-client phases, with which the server peaks at 95% of its limit without a governor, were
+ * refused at 127 connections and 65%. A storm's sessions grow after they connect, so their cost
+ * is more than measured at the lowering: what still gets in is for the rungs above, and the
+ * lowering carried to a new process counts from before the storm. The bound by the rise keeps an
+ * estimate gone wrong (connections that left memory behind for those that came again, a trim
+ * between) from letting in more than a storm's own size again. 0, with *ret_why, when no cost or
+ * bound can be gone by; *ret_capped: the rise so far is the bound. */
 #define ADMIT_FIT_MAX 100000u
-static unsigned admit_fit(const Tick *k, unsigned fewest, uint64_t ws_fewest, uint64_t *ret_cost) {
-        *ret_cost = 0;
-        if (!k->p->admit_fit || k->s->connections <= fewest || k->ws <= ws_fewest)
-                return 0;
-        uint64_t cost = (k->ws - ws_fewest) / (k->s->connections - fewest);
-        if (cost == 0)
-                return 0;
-        *ret_cost = cost;
-        uint64_t bound = admit_fit_bound(k);
-        if (k->ws >= bound)
-                return 0;
-        return (unsigned) MIN((bound - k->ws) / cost, (uint64_t) ADMIT_FIT_MAX);
+typedef struct AdmitFit {
+        unsigned fit;
+        uint64_t cost, bound;
+        bool capped;
+        const char *why; /* with fit 0: why no fit */
+} AdmitFit;
+
+static AdmitFit admit_fit(const Tick *k, unsigned fewest, uint64_t ws_fewest, usec_t fewest_at) {
+        AdmitFit f = { .bound = admit_fit_bound(k) };
+        if (k->s->connections <= fewest || k->ws <= ws_fewest)
+                return f.why = "the working set did not rise with them", f;
+        if (k->e->process_since > 0 && fewest_at < k->e->process_since)
+                return f.why = "no cost to go by: the fewest were on the server process before", f;
+        if (f.bound == 0)
+                return f.why = "no threshold to fit under: admit.at and the rungs above are off", f;
+        unsigned rise = k->s->connections - fewest;
+        f.cost = (k->ws - ws_fewest) / rise;
+        if (f.cost == 0)
+                return f.why = "the working set did not rise with them", f;
+        uint64_t n = k->ws < f.bound ? (f.bound - k->ws) / f.cost : 0;
+        f.capped = n > rise;
+        f.fit = (unsigned) MIN(MIN(n, (uint64_t) rise), (uint64_t) ADMIT_FIT_MAX);
+        return f;
 }
 
 /* A lowering of max_connections decided: to `connections` (the sample's count, or with `carried`
@@ -1743,19 +1760,22 @@ static void act(Tick *k) {
         if (e->level >= LEVEL_ADMIT && step_available(k, LEVEL_ADMIT) && !e->admit_lowered &&
             !e->act[ACTION_ADMIT].spent && cooldown_over(k, ACTION_ADMIT, LEVEL_ADMIT) && recheck(k, LEVEL_ADMIT) &&
             connections_rising(k)) {
-                uint64_t ws_fewest, cost;
-                unsigned fewest = conn_fewest_ws(e, &ws_fewest);
-                unsigned fit = admit_fit(k, fewest, ws_fewest, &cost);
-                char plus[160];
-                if (fit > p->admit_headroom)
-                        snprintf(plus, sizeof(plus), "the %u more that fit under %s at %s each (admit.fit)", fit,
-                                 admit_fit_under(k, b), format_bytes(a, cost));
-                else if (p->admit_fit && cost > 0)
+                uint64_t ws_fewest;
+                usec_t fewest_at;
+                unsigned fewest = conn_fewest_at(e, &ws_fewest, &fewest_at);
+                AdmitFit f = {};
+                char plus[200];
+                if (p->admit_fit)
+                        f = admit_fit(k, fewest, ws_fewest, fewest_at);
+                if (f.fit > p->admit_headroom)
+                        snprintf(plus, sizeof(plus), "the %u more that fit under %s at %s each%s (admit.fit)", f.fit,
+                                 format_bytes(b, f.bound), format_bytes(a, f.cost),
+                                 f.capped ? ", as many as the rise so far" : "");
+                else if (f.cost > 0)
                         snprintf(plus, sizeof(plus), "%u (admit.headroom; %u more fit under %s at %s each)",
-                                 p->admit_headroom, fit, admit_fit_under(k, b), format_bytes(a, cost));
+                                 p->admit_headroom, f.fit, format_bytes(b, f.bound), format_bytes(a, f.cost));
                 else if (p->admit_fit)
-                        snprintf(plus, sizeof(plus), "%u (admit.headroom; the working set did not rise with them)",
-                                 p->admit_headroom);
+                        snprintf(plus, sizeof(plus), "%u (admit.headroom; %s)", p->admit_headroom, f.why);
                 else
                         snprintf(plus, sizeof(plus), "%u", p->admit_headroom);
                 admit_raise_max(k);
@@ -1765,8 +1785,8 @@ static void act(Tick *k) {
                                           ctx(k), k->s->connections, fewest, format_timespan(t, p->admit_rise_window),
                                           plus, p->admit_floor);
                 note_admit_lowering(k, d, k->s->connections, false);
-                if (d && fit > p->admit_headroom)
-                        d->admit_fit = fit;
+                if (d && f.fit > p->admit_headroom)
+                        d->admit_fit = f.fit;
                 e->admit_before = fewest;
                 return;
         }

@@ -2106,33 +2106,50 @@ static void test_admit_on_rising_connections(void **state) {
 /* A ramp of clients: from 3 connections at 3.6G to 127, the working set rising fast, then slowly.
  * Admission enters on its ETA well under admit.at, and leaves room for the connections that fit
  * under admit.at at the working set's cost per connection over the rise (admit.fit); without
- * admit.fit, the headroom only. */
+ * admit.fit, the headroom only. Cheap connections (a working set from 5G, 30 connections, rising
+ * more slowly) would fit by the hundreds: no more than the rise so far. Fewest connections seen on
+ * the server process before give no cost: the headroom. */
+enum { FIT_OFF, FIT_RAMP, FIT_CHEAP, FIT_PROCESS_BEFORE, _FIT_MAX };
 static void test_admit_fit(void **state) {
-        for (unsigned fit = 0; fit < 2; fit++) {
+        for (unsigned v = 0; v < _FIT_MAX; v++) {
                 Sim *sim = sim_new(false);
-                sim->p.admit_fit = fit;
+                sim->p.admit_fit = v != FIT_OFF;
                 sim->s.has |= SAMPLE_HAS_CONNECTIONS;
                 sim->s.connections = 3;
-                set_ws(sim, 3600 * MB);
+                uint64_t ws = v == FIT_CHEAP ? 5 * GB : 3600 * MB, from = ws;
+                set_ws(sim, ws);
                 sim_run(sim, 60 * SEC, SEC);
-                sim->s.connections = 127;
-                uint64_t ws = 3600 * MB;
+                if (v == FIT_PROCESS_BEFORE) {
+                        sim->s.pid = 200;
+                        sim_tick(sim, SEC);
+                }
+                unsigned conns = v == FIT_CHEAP ? 30 : 127;
+                sim->s.connections = conns;
                 for (unsigned t = 0; t < 600 && !find(sim, T_ADMIT, 0); t++) {
-                        ws += t < 30 ? 100 * MB : 10 * MB;
+                        ws += v == FIT_CHEAP ? 20 * MB : t < 30 ? 100 * MB : 10 * MB;
                         set_ws(sim, ws);
                         sim_tick(sim, SEC);
                 }
                 const Decision *d = find(sim, T_ADMIT, 0);
-                expect(d && !d->admit_restore && d->admit_connections == 127);
-                expect(d->working_set < apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at));
-                if (fit) {
-                        uint64_t cost = (d->working_set - 3600 * MB) / (127 - 3);
-                        uint64_t want = (apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at) - d->working_set) / cost;
-                        expect(d->admit_fit == want && want > 10);
-                        expect(strstr(d->reason, "more that fit under") != NULL);
-                } else {
-                        expect(d->admit_fit == 0 && d->admit_headroom == 10);
-                        expect(strstr(d->reason, "fit") == NULL);
+                expect(d && !d->admit_restore && d->admit_connections == conns);
+                uint64_t bound = apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at);
+                expect(d->working_set < bound);
+                uint64_t cost = (d->working_set - from) / (conns - 3);
+                uint64_t fits = (bound - d->working_set) / cost;
+                switch (v) {
+                case FIT_RAMP:
+                        expect(d->admit_fit == fits && fits > 10 && fits < conns - 3);
+                        expect(strstr(d->reason, "more that fit under") && !strstr(d->reason, "rise so far"));
+                        break;
+                case FIT_CHEAP:
+                        expect(fits > conns - 3 && d->admit_fit == conns - 3);
+                        expect(strstr(d->reason, "as many as the rise so far"));
+                        break;
+                case FIT_PROCESS_BEFORE:
+                        expect(d->admit_fit == 0 && strstr(d->reason, "server process before"));
+                        break;
+                default:
+                        expect(d->admit_fit == 0 && d->admit_headroom == 10 && !strstr(d->reason, "fit"));
                 }
                 check_invariants(sim);
                 free(sim);
