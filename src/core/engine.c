@@ -1542,8 +1542,8 @@ static uint64_t admit_fit_bound(const Tick *k) {
  * is more than measured at the lowering: what still gets in is for the rungs above, and the
  * lowering carried to a new process counts from before the storm. The bound by the rise keeps an
  * estimate gone wrong (connections that left memory behind for those that came again, a trim
- * between) from letting in more than a storm's own size again. 0, with *ret_why, when no cost or
- * bound can be gone by; *ret_capped: the rise so far is the bound. */
+ * between) from letting in more than a storm's own size again. fit 0, with why, when no cost or
+ * bound can be gone by; capped: the rise so far is what bounds it. */
 #define ADMIT_FIT_MAX 100000u
 typedef struct AdmitFit {
         unsigned fit;
