@@ -178,18 +178,19 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
         ret->value_before = f->max;
         ret->value = f->max;
         ret->baseline = configured;
-        const char *plus_is = d->admit_fit > d->admit_headroom ? "that fit (admit.fit)" : "admit.headroom";
+        bool fit = d->admit_fit > d->admit_headroom;
         if (target >= f->max)
                 return action_refuse(ret, -EALREADY,
                               "admission: max_connections is %" PRIu64 " already, not above the %" PRIu64
                               " client(s) %s plus %u %s (or admit.floor %u): nothing to lower%s",
-                              f->max, clients, d->admit_carried ? "before the storm" : "connected", plus, plus_is,
+                              f->max, clients, d->admit_carried ? "before the storm" : "connected", plus,
+                              fit ? "that fit (admit.fit)" : "admit.headroom",
                               d->admit_floor, errors);
         char plan[256];
         snprintf(plan, sizeof(plan), "max_connections %" PRIu64 " -> %" PRIu64 " (%" PRIu64 " client(s) %s plus %u%s%s)%s",
                  f->max, target, clients,
                  d->admit_carried ? "before the storm on the process before the restart," : "connected", plus,
-                 d->admit_fit > d->admit_headroom ? " that fit" : "", target > clients + plus ? ", at admit.floor" : "",
+                 fit ? " that fit" : "", target > clients + plus ? ", at admit.floor" : "",
                  errors);
         bool end = d->admit_carried && c->policy->admit_end_excess;
         StrBuf detail;
