@@ -9,7 +9,9 @@
  * MEMGOV_TEST_OPTION_FILE: the [sql] option-file to log in with (another account);
  * MEMGOV_TEST_CONNECTIONS: the server's connection count in the decision, as the daemon's sampler
  * counts its socket descriptors (without it, the server is asked); MEMGOV_TEST_FIT: the
- * connections more that fit (Decision.admit_fit, admit.fit). Exits 0 when
+ * connections more that fit (Decision.admit_fit, admit.fit); MEMGOV_TEST_ADMIN=1: the session kept
+ * open as the daemon's action thread keeps it (sql.keep-open), and while it is still open, one more
+ * login of the same account, an administrator's: admin=ok, or admin=WHY. Exits 0 when
  * admit_run() ran (whatever it returned), 2 on a usage error. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -74,7 +76,28 @@ int main(int argc, char **argv) {
                           .errors_known = argc == 9 && strcmp(argv[8], "-") };
         ActionResult res = {};
 
+        bool admin = getenv("MEMGOV_TEST_ADMIN") && streq(getenv("MEMGOV_TEST_ADMIN"), "1");
+        if (admin)
+                sql_keep_begin();
         int r = admit_run(&c, &d, &m, &res);
+        if (admin) {
+                /* The kept session taken again, as the daemon's next action would; a second login
+                 * beside it is a new session. */
+                char why[512];
+                SqlConn kept, other;
+                if (sql_connect(&p, t.pid, &kept, why, sizeof(why)) < 0)
+                        printf("admin=memgov's kept session is gone: %s\n", why);
+                else {
+                        if (sql_connect(&p, t.pid, &other, why, sizeof(why)) < 0)
+                                printf("admin=%s\n", why);
+                        else {
+                                printf("admin=ok\n");
+                                sql_close(&other);
+                        }
+                        sql_close(&kept);
+                }
+                sql_keep_end();
+        }
         printf("error=%d\n", r);
         printf("explained=%d\n", res.explained);
         printf("value_before=%" PRIu64 "\n", res.value_before);
