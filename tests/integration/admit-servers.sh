@@ -7,7 +7,7 @@
 # nothing; the lowering sets max_connections to the clients connected plus the headroom; the
 # headroom's connections get in, the next one is refused with error 1040 while every session
 # already there still answers and root still connects; the restore puts back exactly the value
-# found; a lowering carried to a new server process ends the clients over it, the newest first.
+# found; a lowering with room for the connections that fit (admit.fit); a lowering carried to a new server process ends the clients over it, the newest first.
 #   admit-servers.sh FLAVOUR MEMGOV_ADMIT_RUN MEMGOV_CONN_STORM
 set -euo pipefail
 flavour=$1
@@ -69,6 +69,13 @@ run restore 0 0 0
 echo "$name: ok: restore: $r_detail"
 storm_cmd connect
 [[ $reply == "connect ok" ]] || fail "a connection once restored: $reply"
+# A lowering with room for the connections that fit (admit.fit), more than the headroom.
+MEMGOV_TEST_FIT=$((HEADROOM + 5)) run lower 0 $HEADROOM $FLOOR
+within "$(max)" $((want + 1 + HEADROOM + 5)) && [[ $r_error == 0 && $r_detail == *" plus $((HEADROOM + 5)) that fit)"* ]] ||
+        fail "lower with room for what fits: error $r_error, max_connections $(max): $r_detail"
+echo "$name: ok: with room for what fits: $r_detail"
+run restore 0 0 0
+[[ $r_error == 0 && $(max) == "$CONFIGURED" ]] || fail "restore after the lowering with room for what fits: $r_detail"
 admit_carry_step "$name"
 run restore 0 0 0
 [[ $r_error == 0 && $(max) == "$CONFIGURED" ]] || fail "restore after the carried lowering: $r_detail"
