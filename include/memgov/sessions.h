@@ -51,6 +51,10 @@ unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, u
 unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect *q, uint64_t keep, unsigned *chosen,
                               unsigned *ret_clients);
 
+/* The sessions of another server's replica (its binlog dump): connections the server counts
+ * against max_connections as a client's, that are not clients to end. */
+unsigned sessions_replicas(const Session *s, unsigned n);
+
 /* The memory of the largest session that may be reset, whatever q->min_memory (0: none may):
  * what a reset that found none at min-memory says, so that the floor can be judged. */
 uint64_t sessions_largest(const Session *s, unsigned n, const SessionSelect *q);

@@ -110,12 +110,13 @@ static int set_max(SqlConn *conn, uint64_t v, ActionResult *ret, const char *wha
 /* A carried admission (d->admit_carried) lowers max_connections on a new server process below the
  * clients already in: the storm's clients came back before the lowering could be there. Those over
  * it, the newest first, are ended, as they would have been refused had it been in place when they
- * came (admit.end-excess). memgov's own session stays open after the action (sql.keep-open) and
- * counts against max_connections as any other: the oldest max_connections - 1 clients are kept, so
- * that the connection the server keeps for SUPER stays free for an administrator (measured on
- * MariaDB 10.11: at max_connections 12 with 12 clients and a root session in, a new root login is
- * refused with error 1040; in the outcome benchmark's storm the probe, a root login, then failed
- * until the storm's kept clients left). Never ended: memgov's own session, a server or
+ * came (admit.end-excess). The server counts every connection against max_connections, clients or
+ * not: memgov's own session where it stays open after the action (sql.keep-open), and a replica's
+ * binlog dump. The oldest clients kept are max_connections less those, so that the connection the
+ * server keeps for SUPER stays free for an administrator (measured on MariaDB 10.11: at
+ * max_connections 12 with 12 clients and a root session in, a new root login is refused with error
+ * 1040; in the outcome benchmark's storm the probe, a root login, then failed until the storm's
+ * kept clients left). Never ended: memgov's own session, a server or
  * replication thread, an exempt user or host, or a session in a write transaction, and one of those
  * spared sends no older client in its place. Their memory goes back with a trim, as after
  * a reset. In the outcome benchmark's storm, the new server took the storm's clients in its first
@@ -136,8 +137,13 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t max_conne
                 strbuf_printf(detail, "; the clients over it not ended: listing the sessions: %s", why);
                 return;
         }
-        /* memgov's own session is one of max_connections (a lowering is never below 1). */
-        uint64_t keep = max_connections > 0 ? max_connections - 1 : 0;
+        unsigned replicas = sessions_replicas(s, n);
+        uint64_t beside = (conn->kept ? 1 : 0) + replicas;
+        uint64_t keep = max_connections > beside ? max_connections - beside : 0;
+        char kept_what[128];
+        snprintf(kept_what, sizeof(kept_what), "%s%s%s", conn->kept ? " beside memgov's own session" : "",
+                 conn->kept && replicas > 0 ? " and" : replicas > 0 ? " beside" : "",
+                 replicas > 0 ? " the replicas' connections" : "");
         SessionSelect q = { .max = SESSIONS_MAX, .own_id = conn->own_id, .policy = c->policy };
         unsigned k = sessions_newest_over(s, n, &q, keep, chosen, &clients);
         if (clients <= keep) {
@@ -161,8 +167,8 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t max_conne
                          sizeof(why));
         (void) process_rss(c->target->pid, &rss_after);
         strbuf_printf(detail, "; ended %u of the %u client(s) in, the newest first (#%" PRIu64 " to #%" PRIu64 "), "
-                      "the oldest %" PRIu64 " kept beside memgov's own session; %s%s; RSS %s -> %s", ended, clients,
-                      s[chosen[k - 1]].id, s[chosen[0]].id, keep,
+                      "the oldest %" PRIu64 " kept%s; %s%s; RSS %s -> %s", ended, clients,
+                      s[chosen[k - 1]].id, s[chosen[0]].id, keep, kept_what,
                       r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "", format_bytes(a, rss_before),
                       format_bytes(b, rss_after));
 }

@@ -43,6 +43,17 @@ static bool host_matches(const char *session_host, const char *exempt) {
         return strncasecmp(session_host, exempt, n) == 0 && (session_host[n] == '\0' || session_host[n] == ':');
 }
 
+static const char *const replica_commands[] = { "Binlog Dump", "Binlog Dump GTID", "Register Slave" };
+
+unsigned sessions_replicas(const Session *s, unsigned n) {
+        unsigned k = 0;
+        for (unsigned i = 0; i < n; i++)
+                for (size_t j = 0; j < ELEMENTSOF(replica_commands); j++)
+                        if (streq(s[i].command, replica_commands[j]))
+                                k++;
+        return k;
+}
+
 /* Why a session is not a client's: memgov's own, a replication or server thread (NULL for a client). */
 static const char *session_not_client(const Session *s, const SessionSelect *q) {
         static const char *const system_commands[] = { "Binlog Dump", "Binlog Dump GTID", "Daemon", "Connect",

@@ -77,17 +77,32 @@ int main(int argc, char **argv) {
         ActionResult res = {};
 
         bool admin = getenv("MEMGOV_TEST_ADMIN") && streq(getenv("MEMGOV_TEST_ADMIN"), "1");
-        if (admin)
+        unsigned long long kept_id = 0;
+        char why[512];
+        if (admin) {
+                /* The session kept before the action, as the daemon's action thread has it. */
+                SqlConn kept;
                 sql_keep_begin();
+                if (sql_connect(&p, t.pid, &kept, why, sizeof(why)) < 0) {
+                        fprintf(stderr, "memgov-admit-run: %s\n", why);
+                        return 2;
+                }
+                kept_id = kept.own_id;
+                sql_close(&kept);
+        }
         int r = admit_run(&c, &d, &m, &res);
         if (admin) {
-                /* The kept session taken again, as the daemon's next action would; a second login
-                 * beside it is a new session. */
-                char why[512];
+                /* The kept session taken again, as the daemon's next action would: the same one
+                 * (or the check below would pass for a session that went); a second login beside
+                 * it is a new session. */
                 SqlConn kept, other;
                 if (sql_connect(&p, t.pid, &kept, why, sizeof(why)) < 0)
                         printf("admin=memgov's kept session is gone: %s\n", why);
-                else {
+                else if (kept.own_id != kept_id) {
+                        printf("admin=memgov's kept session #%llu went during the action (now #%llu)\n", kept_id,
+                               kept.own_id);
+                        sql_close(&kept);
+                } else {
                         if (sql_connect(&p, t.pid, &other, why, sizeof(why)) < 0)
                                 printf("admin=%s\n", why);
                         else {

@@ -132,6 +132,15 @@ static void test_newest_over(void **state) {
         assert_int_equal(k, 3);
         assert_int_equal(s[chosen[2]].id, 9);
 
+        assert_int_equal(sessions_replicas(s, ELEMENTSOF(s)), 0);
+        Session r[] = {
+                S(2, "repl", "replica1:3306", "Binlog Dump GTID", 0, 0, false),
+                S(3, "repl", "replica2:3306", "Binlog Dump", 0, 0, false),
+                S(5, "system user", "", "Slave_IO", 0, 0, false), /* this server's own replication thread */
+                S(6, "app", "h:1", "Sleep", 1, 5, false),
+        };
+        assert_int_equal(sessions_replicas(r, ELEMENTSOF(r)), 2);
+
         /* Within the count kept: none; q->max bounds the rest. */
         assert_int_equal(sessions_newest_over(s, ELEMENTSOF(s), &q, 6, chosen, NULL), 0);
         q.max = 1;
