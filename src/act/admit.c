@@ -140,10 +140,10 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t max_conne
         unsigned replicas = sessions_replicas(s, n);
         uint64_t beside = (conn->kept ? 1 : 0) + replicas;
         uint64_t keep = max_connections > beside ? max_connections - beside : 0;
-        char kept_what[128];
-        snprintf(kept_what, sizeof(kept_what), "%s%s%s", conn->kept ? " beside memgov's own session" : "",
-                 conn->kept && replicas > 0 ? " and" : replicas > 0 ? " beside" : "",
-                 replicas > 0 ? " the replicas' connections" : "");
+        char kept_what[128] = "";
+        if (beside > 0)
+                snprintf(kept_what, sizeof(kept_what), " beside %s%s%s", conn->kept ? "memgov's own session" : "",
+                         conn->kept && replicas > 0 ? " and " : "", replicas > 0 ? "the replicas' connections" : "");
         SessionSelect q = { .max = SESSIONS_MAX, .own_id = conn->own_id, .policy = c->policy };
         unsigned k = sessions_newest_over(s, n, &q, keep, chosen, &clients);
         if (clients <= keep) {

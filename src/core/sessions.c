@@ -43,24 +43,31 @@ static bool host_matches(const char *session_host, const char *exempt) {
         return strncasecmp(session_host, exempt, n) == 0 && (session_host[n] == '\0' || session_host[n] == ':');
 }
 
-static const char *const replica_commands[] = { "Binlog Dump", "Binlog Dump GTID", "Register Slave" };
+/* A replica's connection to this server (its binlog dump): counted against max_connections by the
+ * server, not a client to end. */
+static bool session_is_replica(const Session *s) {
+        static const char *const replica_commands[] = { "Binlog Dump", "Binlog Dump GTID", "Register Slave" };
+        for (size_t i = 0; i < ELEMENTSOF(replica_commands); i++)
+                if (streq(s->command, replica_commands[i]))
+                        return true;
+        return false;
+}
 
 unsigned sessions_replicas(const Session *s, unsigned n) {
         unsigned k = 0;
         for (unsigned i = 0; i < n; i++)
-                for (size_t j = 0; j < ELEMENTSOF(replica_commands); j++)
-                        if (streq(s[i].command, replica_commands[j]))
-                                k++;
+                k += session_is_replica(&s[i]);
         return k;
 }
 
 /* Why a session is not a client's: memgov's own, a replication or server thread (NULL for a client). */
 static const char *session_not_client(const Session *s, const SessionSelect *q) {
-        static const char *const system_commands[] = { "Binlog Dump", "Binlog Dump GTID", "Daemon", "Connect",
-                                                        "Register Slave", "Slave_IO", "Slave_SQL", "Slave_worker",
+        static const char *const system_commands[] = { "Daemon", "Connect", "Slave_IO", "Slave_SQL", "Slave_worker",
                                                         "Killed" };
         if (s->id == q->own_id)
                 return "memgov's own session";
+        if (session_is_replica(s))
+                return "a replication or server thread";
         for (size_t i = 0; i < ELEMENTSOF(system_commands); i++)
                 if (streq(s->command, system_commands[i]))
                         return "a replication or server thread";
