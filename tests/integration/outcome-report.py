@@ -5,8 +5,8 @@ hours, and does not run in CI): the time a server did not answer counts a failed
 next one starts (a probe with no answer waits out its 2 s timeout), the report takes medians per
 scenario and governor, counts the connections refused with error 1040 in the clients' logs (or takes
 the count a kept pass has in result.env), checks the guest's count of earlyoom's actions,
-marks an unfinished run's time not answering as a lower bound, and draws the chart; and
-what outcome-keep.sh keeps of a pass.
+marks an unfinished run's time not answering as a lower bound and draws the chart; what
+outcome-keep.sh keeps of a pass; and one run's logs as one timeline (outcome-timeline.py).
 usage: outcome-report.py SOURCE_ROOT"""
 import os
 import re
@@ -133,3 +133,30 @@ with tempfile.TemporaryDirectory() as out:
             if os.path.exists(os.path.join(kept, "storm", g, f"run-{n}", "sb.storm-4.log")):
                 fail("outcome-keep.sh kept a client's log")
 print("outcome-report: ok: medians, the ratio to none, refusals, an unfinished run, the chart, a kept pass")
+
+# One run as one timeline (outcome-timeline.py): the probe's changes only, memory.current at
+# each change of 2% of the limit, the journals' lines on the same clock, in order.
+TIMELINE = os.path.join(SRC, "bench", "outcome-timeline.py")
+with tempfile.TemporaryDirectory() as d:
+    logs = {
+        "probe.log": "10.0 up\n10.5 up\n11.0 down\n13.5 down\n16.0 up\n",
+        "memory.log": "10.2 100000000 41 0\n11.2 101000000 41 0\n12.2 200000000 41 0\n",
+        "governor.log": "[   12.500000] vm memgov[7]: restart: graceful restart (1 of at most 1 in 24h)\n"
+                        "-- Boot 0123 --\n",
+        "mariadb.journal": "[   14.000000] vm mariadbd[90]: 2026-12-05 10:00:00 0 [Note] /usr/sbin/mariadbd: "
+                           "ready for connections.\n"
+                           "[   13.000000] vm mariadbd[41]: 2026-12-05 10:00:00 0 [Note] InnoDB: Buffer pool(s) "
+                           "load completed\n",
+    }
+    for name, text in logs.items():
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    r = subprocess.run([sys.executable, TIMELINE, d, "--max", str(400 << 20)], capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"outcome-timeline.py failed: {r.stderr}")
+    got = [(float(l.split()[0]), l.split()[1]) for l in r.stdout.splitlines()]
+    want = [(10.0, "probe"), (10.2, "memory"), (11.0, "probe"), (12.2, "memory"), (12.5, "governor"),
+            (14.0, "server"), (16.0, "probe")]
+    if got != want:
+        fail(f"outcome-timeline.py gave {got}, not {want}\n{r.stdout}")
+print("outcome-report: ok: a run's timeline")
