@@ -7,7 +7,7 @@
 # BENCH_SCENARIO=prepare makes the data directory once (the server initialised, sysbench's
 # tables written, a clean shutdown) as datadir.tar in the results directory; every run starts
 # from a copy of it (BENCH_DATA).
-# Environment: MEMGOV_BUILD, BENCH_SCENARIO (ramp|growth|storm|linear|crowd), BENCH_GOVERNOR
+# Environment: MEMGOV_BUILD, BENCH_SCENARIO (ramp|growth|storm|linear), BENCH_GOVERNOR
 # (none|memgov|earlyoom|nohang|oomd|manual), BENCH_SEED, BENCH_SCALE (seconds per phase),
 # BENCH_ALT (the unpacked Debian packages of the alternatives), BENCH_MAX (MemoryMax).
 set -euo pipefail
@@ -279,21 +279,6 @@ linear)
         grower=$!
         run_sb normal oltp_read_only 8 $((scale * 12))
         wait "$grower" || true
-        ;;
-crowd)
-        # More clients than fit: application servers join one by one, each with a pool of 25
-        # connections running oltp_read_write, one every half phase up to 16 (400 connections,
-        # the server's max_connections), and stay to the end of phase 12. Without a governor the
-        # server outgrows its limit some time after the tenth; an instance whose connections are
-        # refused tries again a second later, as a pool does (sysbench ends a run whose threads
-        # cannot all connect: the instance comes back whole or not at all).
-        crowd=()
-        for i in $(seq 16); do
-                run_sb "crowd-$(printf %02d "$i")" oltp_read_write 25 $((scale * 12 - (i - 1) * scale / 2)) &
-                crowd+=($!)
-                sleep $((scale / 2))
-        done
-        wait "${crowd[@]}" || true
         ;;
 *) die "unknown scenario $scenario" ;;
 esac

@@ -12,7 +12,7 @@ import statistics
 import sys
 
 GOVERNORS = ["none", "memgov", "earlyoom", "nohang", "oomd", "manual"]
-SCENARIOS = ["ramp", "growth", "storm", "linear", "crowd"]
+SCENARIOS = ["ramp", "growth", "storm", "linear"]
 FIELDS = [  # key, heading, format
     ("unfinished", "unfinished", "{:g}"),
     ("oom_kills", "OOM kills", "{:g}"),

@@ -6,7 +6,7 @@
 # RUNS times; the medians side by side, as a table (and outcome.md, outcome.svg) in OUT.
 #
 #   bench/outcome.sh BUILD_DIR [--runs N] [--scale SECONDS] [--seed N] [--out DIR] [--jobs N]
-#                    [--scenarios ramp,growth,storm,linear,crowd] [--governors none,memgov,...] [--resume]
+#                    [--scenarios ramp,growth,storm,linear] [--governors none,memgov,...] [--resume]
 #
 # Governors: none (the kernel's OOM killer), memgov (its shipped default policy, as
 # memgov@mariadb.service), earlyoom and nohang (Debian's packages, the arguments of their Debian
@@ -52,8 +52,8 @@ for g in ${governors//,/ }; do
         esac
 done
 for s in ${scenarios//,/ }; do
-        case $s in ramp | growth | storm | linear | crowd) ;;
-        *) echo "outcome: unknown scenario '$s' (ramp, growth, storm, linear, crowd)" >&2; exit 2 ;;
+        case $s in ramp | growth | storm | linear) ;;
+        *) echo "outcome: unknown scenario '$s' (ramp, growth, storm, linear)" >&2; exit 2 ;;
         esac
 done
 for p in sysbench mariadbd gdb; do
