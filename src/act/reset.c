@@ -82,7 +82,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         strbuf_init(&detail, ret->detail, sizeof(ret->detail));
         strbuf_printf(&detail, "%s %u of %u session(s):", c->dry_run ? "would reset" : "reset", k, n);
         uint64_t rss_before = 0;
-        (void) process_rss(t->pid, &rss_before);
+        bool rss_known = process_rss(t->pid, &rss_before) >= 0;
         for (unsigned i = 0; i < k; i++) {
                 const Session *s = &sessions[chosen[i]];
                 strbuf_printf(&detail, " #%" PRIu64 " %s@%s (%s %s, %s)", s->id, s->user, s->host,
@@ -99,11 +99,16 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         TrimReport tr;
         r = trim_run(c->policy, t->pid, t->starttime, 0, c->policy->trim_method, false, -1, &tr, why, sizeof(why));
         uint64_t rss_after = 0;
-        (void) process_rss(t->pid, &rss_after);
-        ret->has_freed = true;
-        ret->freed = rss_before > rss_after ? rss_before - rss_after : 0;
-        strbuf_printf(&detail, "; %u ended; %s%s; RSS %s -> %s", killed, r < 0 ? "trim failed: " : "trimmed",
-                      r < 0 ? why : "", format_bytes(m, rss_before), format_bytes(ti, rss_after));
+        /* Both ends, or no figure: a server process gone meanwhile (a restart that did not wait
+         * for this reset) has no RSS, and its whole RSS is no gain. */
+        rss_known = rss_known && process_rss(t->pid, &rss_after) >= 0;
+        ret->has_freed = rss_known;
+        ret->freed = rss_known && rss_before > rss_after ? rss_before - rss_after : 0;
+        strbuf_printf(&detail, "; %u ended; %s%s", killed, r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "");
+        if (rss_known)
+                strbuf_printf(&detail, "; RSS %s -> %s", format_bytes(m, rss_before), format_bytes(ti, rss_after));
+        else
+                strbuf_printf(&detail, "; RSS not measured (the server process is gone)");
         if (measured == SESSION_MEMORY_PARTIAL)
                 strbuf_printf(&detail, "; %s", unmeasured);
         return killed > 0 ? 0 : -EIO;

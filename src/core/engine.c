@@ -899,6 +899,21 @@ static void measure_effects(Tick *k) {
 
                 if (!info->measured || !st->pending)
                         continue;
+                /* Carried out against a server process that is gone by now (a reset still ending
+                 * its sessions when a restart that did not wait for it stopped the server): what it
+                 * gave back, or what the working set did since, is not the new process's. */
+                if (info->lane == ACTION_LANE_SERVER && e->process_since > 0 && st->last < e->process_since) {
+                        if (!(k->s->reported & (1u << a)) && (k->s->pending & (1u << a)))
+                                continue; /* still out: its end is yet to come */
+                        st->pending = false;
+                        st->gain_measured = false;
+                        Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_DONE_GONE,
+                                                "%s done against the server process that is gone: not counted for the "
+                                                "new one", action_kind_to_string(a));
+                        if (d)
+                                d->action = a;
+                        continue;
+                }
                 if (k->s->reported & (1u << a)) {
                         /* The actuator measured it (RSS before and after, in the server itself). */
                         uint64_t freed = k->s->freed[a];
@@ -1646,7 +1661,8 @@ static void act(Tick *k) {
          * or the server presses on the throttle's memory.high. A reset whose result is not in yet
          * (one at reset.min-memory, decided before the emergency) is waited for: neither a pool
          * step, a restart, another reset nor a trim is queued ahead of the emergency reset that
-         * follows it. Admission, one statement that stops the inflow of a storm, still goes. No
+         * follows it (the restart excepted once the OOM is nearer than sql.query-timeout:
+         * below). Admission, one statement that stops the inflow of a storm, still goes. No
          * reset is decided while another one's result is not in: a failure is that of the last
          * reset decided. */
         bool emergency_reset = emergency_reset_ready(k);
@@ -1710,16 +1726,18 @@ static void act(Tick *k) {
                 char reset_note[128] = "";
                 if (oom_first)
                         snprintf(reset_note, sizeof(reset_note),
-                                 ", the reset under way not waited for: the OOM in %s is nearer than sql.query-timeout %s",
-                                 format_timespan(t1, k->eta), format_timespan(t2, p->sql_query_timeout));
+                                 ", the reset under way not waited for%s: the OOM in %s is nearer than sql.query-timeout %s",
+                                 p->preflush ? ", nor a pre-flush" : "", format_timespan(t1, k->eta),
+                                 format_timespan(t2, p->sql_query_timeout));
                 Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s%s%s)", ctx(k),
                                    recent + 1, p->restart_max_per_day,
                                    k->stalled            ? ", emergency: stalled at restart.at (PSI full)"
                                    : k->emergency && p->n_windows > 0 ? ", emergency: outside the windows"
                                                                       : "",
                                    reset_note, no_room);
+                /* Not past the OOM either: a pre-flush talks to the same swamped server. */
                 if (d)
-                        d->preflush = p->preflush;
+                        d->preflush = p->preflush && !oom_first;
                 note_action(k, ACTION_RESTART, false);
                 e->restart_pending = true;
                 e->restart_at = k->now;
