@@ -797,6 +797,24 @@ static bool emergency_reset_enabled(const Policy *p) {
  * off as any admission's: a new server swamped by a storm's clients may reset a handshake or two. */
 #define ADMIT_CARRY_TRIES 3u
 
+/* Decided for a server process that is gone by now: a reset, a pool step or a trim that was still
+ * being carried out when a restart stopped the server (the limits and the restart have an action
+ * thread of their own, and the restart does not wait for a reset past the OOM). Its end, a
+ * failure or a result, is that process's, not the one now governed's. */
+static bool for_gone_process(const Engine *e, ActionKind a) {
+        return action_info(a)->lane == ACTION_LANE_SERVER && e->process_since > 0 && e->act[a].last < e->process_since;
+}
+
+static void end_for_gone_process(Tick *k, ActionKind a, DecisionCode code, const char *how, const char *so) {
+        ActionState *st = &k->e->act[a];
+        st->pending = false;
+        st->gain_measured = false;
+        Decision *d = emit_code(k, DECISION_EFFECT, code, "%s %s against the server process that is gone: %s",
+                                action_kind_to_string(a), how, so);
+        if (d)
+                d->action = a;
+}
+
 static void observe_failures(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -807,18 +825,8 @@ static void observe_failures(Tick *k) {
                 ActionState *st = &e->act[a];
                 usec_t backoff = action_info(a)->backoff(p);
                 bool was_pending = st->pending;
-                /* Decided for a server process that is gone by now: a reset, a pool step or a
-                 * trim that was still being carried out when the restart stopped the server (the
-                 * limits and the restart have an action thread of their own) failed there, not
-                 * against the process now governed. */
-                if (action_info(a)->lane == ACTION_LANE_SERVER && e->process_since > 0 && st->last < e->process_since) {
-                        st->pending = false;
-                        st->gain_measured = false;
-                        Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED_GONE,
-                                                "%s failed against the server process that is gone: no backoff for "
-                                                "the new one", action_kind_to_string(a));
-                        if (d)
-                                d->action = a;
+                if (for_gone_process(e, a)) {
+                        end_for_gone_process(k, a, EFFECT_FAILED_GONE, "failed", "no backoff for the new one");
                         continue;
                 }
                 /* The lowering carried to a new server process: the storm's clients are coming back,
@@ -899,19 +907,11 @@ static void measure_effects(Tick *k) {
 
                 if (!info->measured || !st->pending)
                         continue;
-                /* Carried out against a server process that is gone by now (a reset still ending
-                 * its sessions when a restart that did not wait for it stopped the server): what it
-                 * gave back, or what the working set did since, is not the new process's. */
-                if (info->lane == ACTION_LANE_SERVER && e->process_since > 0 && st->last < e->process_since) {
+                /* What it gave back, or what the working set did since, is not the new process's. */
+                if (for_gone_process(e, a)) {
                         if (!(k->s->reported & (1u << a)) && (k->s->pending & (1u << a)))
                                 continue; /* still out: its end is yet to come */
-                        st->pending = false;
-                        st->gain_measured = false;
-                        Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_DONE_GONE,
-                                                "%s done against the server process that is gone: not counted for the "
-                                                "new one", action_kind_to_string(a));
-                        if (d)
-                                d->action = a;
+                        end_for_gone_process(k, a, EFFECT_DONE_GONE, "done", "not counted for the new one");
                         continue;
                 }
                 if (k->s->reported & (1u << a)) {

@@ -2623,6 +2623,18 @@ static void test_admit_carried_to_new_server(void **state) {
         free(sim);
 }
 
+/* A young server rising until the reset rung's reset (at reset.min-memory) is decided. */
+static Sim *young_server_to_reset(void) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        for (unsigned i = 0; i < 1800 && !find(sim, T_RESET, 0); i++) {
+                set_ws(sim, sim->s.memory_current + 3 * MB); /* OOM in about 28 minutes */
+                sim_tick(sim, SEC);
+                trims_free(sim, 0);
+        }
+        return sim;
+}
+
 /* A reset aimed at a server process that is gone: with the limits and the restart on an action
  * thread of their own, a reset can still be running when the restart stops the server, and
  * fails there. Its failure comes after the new process was seen (late), or before it, while the
@@ -2630,13 +2642,7 @@ static void test_admit_carried_to_new_server(void **state) {
  * the old process keeps its backoff. */
 static void test_failure_against_the_old_process(void **state) {
         for (int late = 0; late < 2; late++) {
-                Sim *sim = sim_new(false);
-                sim->s.uptime = 2 * USEC_PER_MINUTE;
-                for (unsigned i = 0; i < 1800 && !find(sim, T_RESET, 0); i++) {
-                        set_ws(sim, sim->s.memory_current + 3 * MB); /* OOM in about 28 minutes */
-                        sim_tick(sim, SEC);
-                        trims_free(sim, 0);
-                }
+                Sim *sim = young_server_to_reset();
                 const Decision *r = find(sim, T_RESET, 0);
                 expect(r && sim->e.act[ACTION_TRIM].spent);
                 Decision reset = *r;
@@ -2684,13 +2690,7 @@ static void test_failure_against_the_old_process(void **state) {
  * restart that did not wait for it): what it measured is the old process's, and is counted
  * neither as a gain nor as too little for the new one. */
 static void test_success_against_the_old_process(void **state) {
-        Sim *sim = sim_new(false);
-        sim->s.uptime = 2 * USEC_PER_MINUTE;
-        for (unsigned i = 0; i < 1800 && !find(sim, T_RESET, 0); i++) {
-                set_ws(sim, sim->s.memory_current + 3 * MB); /* OOM in about 28 minutes */
-                sim_tick(sim, SEC);
-                trims_free(sim, 0);
-        }
+        Sim *sim = young_server_to_reset();
         const Decision *r = find(sim, T_RESET, 0);
         if (!r) {
                 free(sim);
