@@ -1723,7 +1723,7 @@ static void act(Tick *k) {
                 e->max_by_admit = false;
                 unsigned recent = restarts_within(e, sample_clock(k->s), USEC_PER_DAY);
                 char t1[FORMAT_TIMESPAN_MAX], t2[FORMAT_TIMESPAN_MAX];
-                char reset_note[128] = "";
+                char reset_note[192] = "";
                 if (oom_first)
                         snprintf(reset_note, sizeof(reset_note),
                                  ", the reset under way not waited for%s: the OOM in %s is nearer than sql.query-timeout %s",
