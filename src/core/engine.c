@@ -1683,8 +1683,8 @@ static void act(Tick *k) {
                 /* The emergency reset's sessions are still ending: its result first, unless the
                  * OOM is nearer than one of its statements may take (sql.query-timeout): then the
                  * reset would answer after the kernel's kill. In the outcome benchmark's storm,
-                 * the restart at 96% waited 1-11 s for a reset whose list of sessions the swamped
-                 * server was slow to give, with the OOM 2-4 s away. */
+                 * the restart at 96% waited 2 s for a reset whose list of sessions the swamped
+                 * server took 6.7 s to give, with the OOM 2-4 s away. */
                 bool reset_out = wait_for_reset || (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET)));
                 bool oom_first = reset_out && k->eta < p->sql_query_timeout;
                 if (reset_out && !oom_first)

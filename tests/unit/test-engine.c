@@ -1396,7 +1396,7 @@ static void test_emergency_reset_not_behind_the_pool(void **state) {
 /* The emergency reset's answer is waited for before the restart, but not past the OOM: with the
  * reset still out (a server slow to list its sessions), the restart waits while the OOM is
  * sql.query-timeout away or more, and goes once it is nearer, the reset still out, its log line
- * saying so. In the outcome benchmark's storm the restart at 96% waited 1-11 s so, the OOM 2-4 s
+ * saying so. In the outcome benchmark's storm the restart at 96% waited 2 s so, the OOM 2-4 s
  * away. For an old server, whose restart the ETA calls for, and a young one, whose restart only
  * restart.at and the emergency allow: it waits there too, at restart.at, while the OOM is far
  * enough. */
