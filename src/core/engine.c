@@ -1684,10 +1684,14 @@ static void act(Tick *k) {
                  * OOM is nearer than one of its statements may take (sql.query-timeout): then the
                  * reset would answer after the kernel's kill. In the outcome benchmark's storm,
                  * the restart at 96% waited 2 s for a reset whose list of sessions the swamped
-                 * server took 6.7 s to give, with the OOM 2-4 s away. */
+                 * server took 6.7 s to give, with the OOM 2-4 s away. A server stalled at
+                 * restart.at has no OOM coming, and answers no one meanwhile: the reset is given
+                 * sql.query-timeout there, as long as one of its statements. */
                 bool reset_out = wait_for_reset || (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET)));
+                usec_t reset_out_for = reset_out ? k->now - e->act[ACTION_RESET].last : 0;
                 bool oom_first = reset_out && k->eta < p->sql_query_timeout;
-                if (reset_out && !oom_first)
+                bool stall_first = reset_out && !oom_first && k->stalled && reset_out_for >= p->sql_query_timeout;
+                if (reset_out && !oom_first && !stall_first)
                         return;
                 const Sample *s = k->s;
                 const char *no_room = "";
@@ -1729,6 +1733,12 @@ static void act(Tick *k) {
                                  ", the reset under way not waited for%s: the OOM in %s is nearer than sql.query-timeout %s",
                                  p->preflush ? ", nor a pre-flush" : "", format_timespan(t1, k->eta),
                                  format_timespan(t2, p->sql_query_timeout));
+                else if (stall_first)
+                        snprintf(reset_note, sizeof(reset_note),
+                                 ", the reset under way for %s not waited for longer%s: stalled, the server answers "
+                                 "no one (sql.query-timeout %s)",
+                                 format_timespan(t1, reset_out_for), p->preflush ? ", nor a pre-flush" : "",
+                                 format_timespan(t2, p->sql_query_timeout));
                 Decision *d = emit_action(k, ACTION_RESTART, "%s: graceful restart (%u of at most %u in 24h%s%s%s)", ctx(k),
                                    recent + 1, p->restart_max_per_day,
                                    k->stalled            ? ", emergency: stalled at restart.at (PSI full)"
@@ -1737,7 +1747,7 @@ static void act(Tick *k) {
                                    reset_note, no_room);
                 /* Not past the OOM either: a pre-flush talks to the same swamped server. */
                 if (d)
-                        d->preflush = p->preflush && !oom_first;
+                        d->preflush = p->preflush && !oom_first && !stall_first;
                 note_action(k, ACTION_RESTART, false);
                 e->restart_pending = true;
                 e->restart_at = k->now;

@@ -1144,6 +1144,34 @@ static void test_restart_when_stalled_at_limit(void **state) {
         free(sim);
 }
 
+/* Stalled at restart.at with the emergency reset still out (a server that answers no one is slow
+ * to list its sessions): no OOM is coming to bound the wait, and the server answers nothing
+ * meanwhile. The restart waits for the reset for sql.query-timeout, then goes, and says why. */
+static void test_restart_when_stalled_behind_a_reset(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 5 * USEC_PER_MINUTE;
+        sim->s.psi.full.avg10 = 3000;
+        set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
+        for (unsigned i = 0; i < 300 && !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0); i++)
+                sim_tick(sim, SEC);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        expect(er && !find(sim, T_RESTART, 0));
+        usec_t reset_at = er ? sim->at[er - sim->log] : 0;
+        sim->s.pending = 1u << ACTION_RESET;
+        const Decision *r = NULL;
+        for (unsigned i = 0; i < 120 && !r; i++) {
+                sim_tick(sim, SEC);
+                r = find(sim, T_RESTART, 0);
+                expect(r || sim->now - reset_at < sim->p.sql_query_timeout);
+        }
+        expect(r && sim->at[r - sim->log] - reset_at >= sim->p.sql_query_timeout &&
+               sim->at[r - sim->log] - reset_at < sim->p.sql_query_timeout + 2 * SEC);
+        expect(r && strstr(r->reason, "not waited for longer") && sim->e.act[ACTION_RESET].pending);
+        expect(sim->out.eta == USEC_INFINITY || sim->out.eta > sim->p.emergency_eta);
+        check_invariants(sim);
+        free(sim);
+}
+
 /* The server back from the restart stalls at its limit again within restart.cooldown (the storm
  * outlasted the restart): the restart held back, memory.high at the calm value has nothing left to
  * make way to, and a memory.high under memory.max only turns the kernel's kill into a stall. It
@@ -2746,6 +2774,7 @@ int main(void) {
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_budget_while_max_restore_pending),
                 cmocka_unit_test(test_restart_when_stalled_at_limit),
+                cmocka_unit_test(test_restart_when_stalled_behind_a_reset),
                 cmocka_unit_test(test_high_out_of_the_way_when_the_restart_is_held),
                 cmocka_unit_test(test_emergency_reset_on_the_new_process),
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
