@@ -1662,9 +1662,9 @@ static void act(Tick *k) {
          * (one at reset.min-memory, decided before the emergency) is waited for: neither a pool
          * step, a restart, another reset nor a trim is queued ahead of the emergency reset that
          * follows it (the restart excepted once the OOM is nearer than sql.query-timeout, or on
-         * a stalled server once the reset is out for that long: below). Admission, one statement that stops the inflow of a storm, still goes. No
-         * reset is decided while another one's result is not in: a failure is that of the last
-         * reset decided. */
+         * a stalled server once the reset is out for that long: below). Admission, one
+         * statement that stops the inflow of a storm, still goes. No reset is decided while
+         * another one's result is not in: a failure is that of the last reset decided. */
         bool emergency_reset = emergency_reset_ready(k);
         bool reset_outstanding = (k->s->pending & (1u << ACTION_RESET)) || e->act[ACTION_RESET].pending;
         bool wait_for_reset = emergency_reset && reset_outstanding;

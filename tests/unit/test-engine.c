@@ -1117,10 +1117,14 @@ static void trims_free(Sim *sim, uint64_t freed) {
 /* A young server stalled at its limit: the working set flat at 97% (no ETA), PSI full 30%. The
  * stall is the emergency: the emergency reset, then the restart min-uptime would hold. Without the
  * stall (PSI full 5%) the restart stays held. */
-static void stalled_at_limit(Sim *sim, uint32_t full) {
+static void stall_at_limit(Sim *sim, uint32_t full) {
         sim->s.uptime = 5 * USEC_PER_MINUTE;
         sim->s.psi.full.avg10 = full;
         set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
+}
+
+static void stalled_at_limit(Sim *sim, uint32_t full) {
+        stall_at_limit(sim, full);
         for (unsigned i = 0; i < 300 && !find(sim, T_RESTART, 0); i++) {
                 sim_tick(sim, SEC);
                 resets_free_nothing(sim);
@@ -1149,9 +1153,7 @@ static void test_restart_when_stalled_at_limit(void **state) {
  * meanwhile. The restart waits for the reset for sql.query-timeout, then goes, and says why. */
 static void test_restart_when_stalled_behind_a_reset(void **state) {
         Sim *sim = sim_new(false);
-        sim->s.uptime = 5 * USEC_PER_MINUTE;
-        sim->s.psi.full.avg10 = 3000;
-        set_ws(sim, BUDGET - apply_bp(BUDGET, 300));
+        stall_at_limit(sim, 3000);
         for (unsigned i = 0; i < 300 && !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0); i++)
                 sim_tick(sim, SEC);
         const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
@@ -1462,7 +1464,7 @@ static void test_restart_not_behind_a_reset_past_the_oom(void **state) {
                 /* It went before the OOM, the reset still out, once the OOM was nearer than
                  * sql.query-timeout, and said so. */
                 expect(restart != NULL && sim->out.eta < sim->p.sql_query_timeout && sim->s.memory_current < BUDGET);
-                expect(strstr(restart->reason, "the reset under way not waited for"));
+                expect(restart && strstr(restart->reason, "the reset under way not waited for"));
                 expect(!young || waited_at_restart_at > 0);
                 expect(sim->e.act[ACTION_RESET].pending && !find(sim, T_RESET, mark));
                 check_invariants(sim);
