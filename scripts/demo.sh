@@ -10,5 +10,6 @@ if [[ $(id -u) -ne 0 ]]; then
         exec sudo "$0" "$@"
 fi
 ./scripts/setup-deps.sh --demo
-./scripts/build.sh build >/dev/null
+[[ -x build/memgov ]] || echo "demo.sh: building memgov in build/ (a minute)"
+./scripts/build.sh --quiet build
 exec ./build/memgov demo "$@"

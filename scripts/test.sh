@@ -23,7 +23,7 @@ phase "test servers (Debian chroots, built once and cached: docs/testing.md)"
 ./scripts/provision-servers.sh
 
 phase "build"
-./scripts/build.sh build
+./scripts/build.sh build -Dtests=enabled
 
 phase "tests"
 # The suites that run under the sanitizers below (unit, replay, integration, inject, faults) run
@@ -39,7 +39,7 @@ meson test -C build --print-errorlogs --num-processes 2 steady-state daemon-fake
 # (run together, a MySQL buffer-pool resize took past its minute).
 phase "tests under ASan and UBSan"
 # -O1, as the sanitizers' own docs advise: the fault sweep took 145 s at -O1 against 267 s at -O0.
-./scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Doptimization=1
+./scripts/build.sh build-asan -Dtests=enabled -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Doptimization=1
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C build-asan --print-errorlogs --num-processes 2 --suite unit --suite replay --suite integration \
         --suite inject --suite faults

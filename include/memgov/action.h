@@ -33,6 +33,17 @@ typedef enum ActionLane {
         _ACTION_LANE_MAX,
 } ActionLane;
 
+struct Decision;
+
+/* Where an action's parameters go, one by name (JSON, the status): the sink of params(). */
+typedef struct ActionParamSink {
+        void (*u64)(void *userdata, const char *key, uint64_t v);
+        void (*size)(void *userdata, const char *key, uint64_t v); /* bytes; SIZE_UNLIMITED is "max" */
+        void (*boolean)(void *userdata, const char *key, bool v);
+        void (*string)(void *userdata, const char *key, const char *v);
+        void *userdata;
+} ActionParamSink;
+
 typedef struct ActionInfo {
         const char *name;         /* "memory.high": logs, traces, metrics labels, status, JSON */
         const char *verb;         /* "set memory.high": the action column of replay's timeline */
@@ -72,6 +83,8 @@ typedef struct ActionInfo {
         /* Where markers share a pixel column the highest rank shows: 0 .. _ACTION_KIND_MAX-1, each
          * once; the most frequent lowest, the most serious highest. */
         unsigned chart_rank;
+        /* The decision's parameters of this action, each to the sink; NULL: none but its value. */
+        void (*params)(const struct Decision *d, const ActionParamSink *sink);
 } ActionInfo;
 
 extern const ActionInfo action_table[_ACTION_KIND_MAX];
@@ -81,5 +94,7 @@ const ActionInfo *action_info(ActionKind k);
 const char *action_kind_to_string(ActionKind k);
 /* The kind named so (action_info(k)->name), or -EINVAL. */
 int action_kind_from_string(const char *s, ActionKind *ret);
+/* A decided action's parameters to the sink (nothing for an action without any). */
+void action_params(const struct Decision *d, const ActionParamSink *sink);
 /* Whether the policy lets this action happen: its rung enabled, and its own condition. */
 bool action_enabled(const Policy *p, ActionKind k);

@@ -38,3 +38,13 @@ int open_in_process_root(pid_t pid, const char *path, int flags);
  * old kernel, a seccomp filter that answers ENOSYS), or with walk, the same resolution done one
  * component at a time. */
 int open_in_root(int rootfd, const char *path, int flags, bool walk);
+/* Opens path below dirfd, every symbolic link on the way followed only while it stays below
+ * (a relative link, as a Kubernetes volume's "..data" ones): an absolute link or a ".." above
+ * dirfd is -EXDEV, a magic link -ELOOP. openat2(RESOLVE_BENEATH) where there is one, otherwise
+ * (or with walk) the same resolution one component at a time. */
+int open_beneath(int dirfd, const char *path, int flags, bool walk);
+
+/* Opens the file an O_PATH descriptor pins with flags (O_RDONLY...), only once fstat says it is a
+ * regular file (-EBADFD otherwise): a device node is never opened (a device's open has effects:
+ * /dev/watchdog arms a reboot) and a FIFO never blocks. ret_st: its stat, if not NULL. */
+int reopen_regular(int pathfd, int flags, struct stat *ret_st);

@@ -14,4 +14,7 @@ json_object *size_or_max_json(uint64_t v);
 /* What the engine made of a sample: working_set, budget, share_bp, slope_bytes_per_hour, eta_s. */
 void engine_output_add_json(json_object *o, const EngineOutput *out);
 json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t start_mono);
+/* An action decision's parameters (its value where it sets a limit, then the registry row's
+ * params()) added to o; nothing for other decisions. */
+void decision_params_add_json(json_object *o, const Decision *d);
 json_object *summary_to_json(const ReplaySummary *s);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "memgov/action.h"
+#include "memgov/engine.h"
 #include "memgov/strutil.h"
 
 #define CAP(c) (UINT64_C(1) << (c))
@@ -31,6 +32,10 @@ static uint64_t trim_caps(const Policy *p, const PrivilegeNeeds *n) {
         /* ptrace: what the server's threads are doing (/proc/PID/task/TID/syscall, 0400). */
         return (p->trim_method != TRIM_SQL ? CAP(CAP_DAC_READ_SEARCH) : 0) |
                (p->trim_method != TRIM_PTRACE ? sql_caps(p) : 0);
+}
+
+static void trim_params(const Decision *d, const ActionParamSink *k) {
+        k->string(k->userdata, "method", trim_method_to_string(d->trim_method));
 }
 
 /* ---- memory.high, memory.max ---- */
@@ -69,6 +74,13 @@ static uint64_t reset_caps(const Policy *p, const PrivilegeNeeds *n) {
         }
 }
 
+static void reset_params(const Decision *d, const ActionParamSink *k) {
+        k->u64(k->userdata, "max_sessions", d->reset_max);
+        k->u64(k->userdata, "min_memory", d->reset_min_memory);
+        k->u64(k->userdata, "min_idle_us", d->reset_min_idle);
+        k->boolean(k->userdata, "in_transaction", d->reset_in_trx);
+}
+
 /* ---- restart ---- */
 
 static usec_t restart_backoff(const Policy *p) {
@@ -86,6 +98,10 @@ static uint64_t restart_caps(const Policy *p, const PrivilegeNeeds *n) {
         return (p->preflush ? sql_caps(p) : 0) | (!n->dry_run && !n->unit ? CAP(CAP_KILL) : 0);
 }
 
+static void restart_params(const Decision *d, const ActionParamSink *k) {
+        k->boolean(k->userdata, "preflush", d->preflush);
+}
+
 /* ---- the buffer pool ---- */
 
 static usec_t pool_backoff(const Policy *p) {
@@ -99,6 +115,15 @@ static usec_t pool_timeout(const Policy *p) {
 
 static uint64_t pool_caps(const Policy *p, const PrivilegeNeeds *n) {
         return sql_caps(p);
+}
+
+static void pool_params(const Decision *d, const ActionParamSink *k) {
+        k->string(k->userdata, "direction", d->pool_grow ? "grow" : "shrink");
+        k->u64(k->userdata, "configured", d->pool_configured); /* 0: not known yet */
+        k->u64(k->userdata, "step_bp", d->pool_step);
+        k->u64(k->userdata, "floor_bp", d->pool_floor);
+        if (d->pool_grow)
+                k->size(k->userdata, "grow_max", d->pool_grow_max);
 }
 
 /* ---- admission (max_connections) ---- */
@@ -117,6 +142,17 @@ static uint64_t admit_caps(const Policy *p, const PrivilegeNeeds *n) {
         return sql_caps(p) | CAP(CAP_DAC_READ_SEARCH);
 }
 
+static void admit_params(const Decision *d, const ActionParamSink *k) {
+        k->string(k->userdata, "direction", d->admit_restore ? "restore" : "lower");
+        if (d->admit_restore)
+                return;
+        k->u64(k->userdata, "connections", d->admit_connections);
+        k->boolean(k->userdata, "carried", d->admit_carried);
+        k->u64(k->userdata, "headroom", d->admit_headroom);
+        k->u64(k->userdata, "fit", d->admit_fit);
+        k->u64(k->userdata, "floor", d->admit_floor);
+}
+
 const ActionInfo action_table[_ACTION_KIND_MAX] = {
         [ACTION_TRIM] = {
                 .name = "trim", .verb = "trim", .summary = "trim(s)",
@@ -124,6 +160,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .level = LEVEL_TRIM, .paced = true, .measured = true, .freed_column = "trim_freed", .reclaims = true,
                 .backoff = trim_backoff, .timeout = trim_timeout, .capabilities = trim_caps,
                 .chart_rgb = 0x98df8a, .chart_text_rgb = 0x2e7d32, .chart_rank = 1, .chart_label = "trim", .chart_legend = "trim",
+                .params = trim_params,
         },
         [ACTION_SET_HIGH] = {
                 .name = "memory.high", .verb = "set memory.high", .summary = "memory.high change(s)",
@@ -146,6 +183,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .level = LEVEL_RESET, .paced = true, .measured = true, .freed_column = "reset_freed", .reclaims = true,
                 .backoff = reset_backoff, .timeout = reset_timeout, .capabilities = reset_caps,
                 .chart_rgb = 0xc5b0d5, .chart_text_rgb = 0x5e3c99, .chart_rank = 4, .chart_label = "reset", .chart_legend = "reset",
+                .params = reset_params,
         },
         [ACTION_RESTART] = {
                 .name = "restart", .verb = "restart", .summary = "graceful restart(s)",
@@ -156,6 +194,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .lane = ACTION_LANE_RESTART,
                 .backoff = restart_backoff, .timeout = restart_timeout, .capabilities = restart_caps,
                 .chart_rgb = 0xf7b6d2, .chart_text_rgb = 0xad1457, .chart_rank = 6, .chart_label = "restart", .chart_legend = "restart",
+                .params = restart_params,
         },
         [ACTION_POOL] = {
                 .name = "pool", .verb = "resize pool", .summary = "buffer-pool resize(s)",
@@ -164,6 +203,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .backoff = pool_backoff, .timeout = pool_timeout, .capabilities = pool_caps,
                 .chart_rgb = 0xdbdb8d, .chart_text_rgb = 0x827717, .chart_rank = 5, .chart_label = "pool",
                 .chart_legend = "buffer pool resized",
+                .params = pool_params,
         },
         [ACTION_ADMIT] = {
                 .name = "admission", .verb = "set max_connections", .summary = "max_connections change(s)",
@@ -174,6 +214,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .backoff = admit_backoff, .timeout = admit_timeout, .capabilities = admit_caps,
                 .chart_rgb = 0x9edae5, .chart_text_rgb = 0x00838f, .chart_rank = 3, .chart_label = "admit",
                 .chart_legend = "max_connections set",
+                .params = admit_params,
         },
 };
 
@@ -194,6 +235,12 @@ int action_kind_from_string(const char *s, ActionKind *ret) {
                         return 0;
                 }
         return -EINVAL;
+}
+
+void action_params(const Decision *d, const ActionParamSink *sink) {
+        const ActionInfo *a = action_info(d->action);
+        if (a->params)
+                a->params(d, sink);
 }
 
 bool action_enabled(const Policy *p, ActionKind k) {

@@ -357,8 +357,13 @@ static void save_state(Manager *m) {
                 log_warning_errno(r, "cannot save %s: %m; the restart history is kept in memory only", m->state_path);
 }
 
+/* The state directory: root's and written by root alone. A directory root owns that others may
+ * write (a Kubernetes emptyDir is made 0777, 2777 with the pod's fsGroup) holds a directory of
+ * memgov's own, "private" (0700, as systemd's /var/lib/private), and the state goes there:
+ * nobody else can put a file in it or change one. */
 static int open_state_dir(Manager *m, const char *dir) {
         char why[256];
+        struct stat st;
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return log_warning_errno(negative_errno(), "cannot create %s: %m; the restart history is kept in "
                                          "memory only", dir);
@@ -367,6 +372,27 @@ static int open_state_dir(Manager *m, const char *dir) {
                 return log_warning_errno(negative_errno(), "cannot open %s: %m; the restart history is kept in "
                                          "memory only", dir);
         int r = check_trusted_dir(fd, geteuid(), why, sizeof(why));
+        if (r == -EPERM && fstat(fd, &st) == 0 && st.st_uid == 0 && S_ISDIR(st.st_mode)) {
+                snprintf(why, sizeof(why), "writable by %s (mode %04o)", (st.st_mode & S_IWOTH) ? "everyone" : "its group",
+                         (unsigned) (st.st_mode & 07777));
+                if (mkdirat(fd, "private", 0700) < 0 && errno != EEXIST)
+                        return log_warning_errno(negative_errno(), "cannot create %s/private: %m; the restart "
+                                                 "history is kept in memory only", dir);
+                _cleanup_close_ int sub = openat(fd, "private", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub < 0)
+                        return log_warning_errno(negative_errno(), "state directory %s is %s and %s/private cannot "
+                                                 "be opened: %m; the restart history is kept in memory only",
+                                                 dir, why, dir);
+                char sub_why[256];
+                r = check_trusted_dir(sub, geteuid(), sub_why, sizeof(sub_why));
+                if (r < 0)
+                        return log_warning_errno(r, "state directory %s is %s, and %s/private is refused: %s; the "
+                                                 "restart history is kept in memory only", dir, why, dir, sub_why);
+                log_info("state directory %s is %s: the state is kept in %s/private, root's alone", dir, why, dir);
+                snprintf(m->state_path, sizeof(m->state_path), "%s/private/%s.state", dir, m->instance);
+                m->state_dir_fd = TAKE_FD(sub);
+                return 0;
+        }
         if (r < 0)
                 return log_warning_errno(r, "state directory %s refused: %s; the restart history is kept in memory "
                                          "only", dir, why);

@@ -219,6 +219,11 @@ json_object *manager_status_json(const Manager *m) {
                 json_object_object_add(e, "time", time_json(h->mono, h->wall, h->utc_offset, m->started));
                 json_object_object_add(e, "kind", json_object_new_string(decision_name(&h->decision)));
                 json_object_object_add(e, "level", json_object_new_string(level_to_string(h->decision.level)));
+                if (decision_is_action(&h->decision)) {
+                        json_object *params = json_object_new_object();
+                        decision_params_add_json(params, &h->decision);
+                        json_object_object_add(e, "params", params);
+                }
                 json_object_object_add(e, "line", json_object_new_string(h->line));
                 json_object_object_add(e, "result", h->result[0] ? json_object_new_string(h->result) : NULL);
                 json_object_object_add(e, "error", h->error ? json_object_new_int(h->error) : NULL);

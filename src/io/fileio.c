@@ -194,8 +194,9 @@ static void close_dir(int *dir, int to) {
  * kernel or a seccomp filter without openat2 (systemd 252's SystemCallFilter= answers ENOSYS for
  * it): every component opened with O_NOFOLLOW, a symbolic link's text read and walked on (from
  * the root when absolute), ".." never above the root, at most 40 links. The kernel follows no
- * link itself, so no magic link (/proc/self/root) and no absolute link leaves the root. */
-static int open_in_root_walk(int rootfd, const char *path, int flags) {
+ * link itself, so no magic link (/proc/self/root) and no absolute link leaves the root. With
+ * beneath, RESOLVE_BENEATH instead: an absolute link, or ".." above the root, is -EXDEV. */
+static int open_in_root_walk(int rootfd, const char *path, int flags, bool beneath) {
         char buf[PATH_MAX], next[PATH_MAX], target[PATH_MAX], comp[NAME_MAX + 1];
         struct stat root_st, st;
         unsigned links = 0;
@@ -205,6 +206,8 @@ static int open_in_root_walk(int rootfd, const char *path, int flags) {
                 return negative_errno();
         if (strlen(path) >= sizeof(buf))
                 return -ENAMETOOLONG;
+        if (beneath && path[0] == '/')
+                return -EXDEV;
         strcpy(buf, path);
         const char *rest = buf;
         dir = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
@@ -240,8 +243,12 @@ static int open_in_root_walk(int rootfd, const char *path, int flags) {
                                 close(dir);
                                 return r;
                         }
-                        if (st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino)
-                                continue; /* ".." of the root is the root */
+                        if (st.st_dev == root_st.st_dev && st.st_ino == root_st.st_ino) {
+                                if (!beneath)
+                                        continue; /* ".." of the root is the root */
+                                close(dir);
+                                return -EXDEV;
+                        }
                         int up = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
                         if (up < 0) {
                                 r = negative_errno();
@@ -274,6 +281,10 @@ static int open_in_root_walk(int rootfd, const char *path, int flags) {
                         snprintf(next, sizeof(next), "%s%s", target, rest);
                         strcpy(buf, next);
                         rest = buf;
+                        if (target[0] == '/' && beneath) {
+                                close(dir);
+                                return -EXDEV;
+                        }
                         if (target[0] == '/') {
                                 int top = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
                                 if (top < 0) {
@@ -322,7 +333,42 @@ int open_in_root(int rootfd, const char *path, int flags, bool walk) {
                 if (errno != ENOSYS)
                         return negative_errno();
         }
-        return open_in_root_walk(rootfd, path, flags);
+        return open_in_root_walk(rootfd, path, flags, false);
+}
+
+int open_beneath(int dirfd, const char *path, int flags, bool walk) {
+        assert(path);
+        if (!walk) {
+                struct open_how how = { .flags = (uint64_t) flags | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+                int fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return fd;
+                if (errno != ENOSYS)
+                        return negative_errno();
+        }
+        return open_in_root_walk(dirfd, path, flags, true);
+}
+
+int reopen_regular(int pathfd, int flags, struct stat *ret_st) {
+        struct stat st, again;
+        char self[64];
+
+        if (fstat(pathfd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        /* The magic link reaches the inode pinned by pathfd, whatever its path names now. */
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+        int fd = open(self, (flags & ~O_PATH) | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &again) < 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino) {
+                close(fd);
+                return -EAGAIN;
+        }
+        if (ret_st)
+                *ret_st = again;
+        return fd;
 }
 
 int open_in_process_root(pid_t pid, const char *path, int flags) {

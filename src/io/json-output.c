@@ -30,6 +30,30 @@ void engine_output_add_json(json_object *o, const EngineOutput *out) {
                                                                      : json_object_new_uint64(out->eta / USEC_PER_SEC));
 }
 
+static void param_u64(void *o, const char *key, uint64_t v) {
+        json_object_object_add(o, key, json_object_new_uint64(v));
+}
+static void param_size(void *o, const char *key, uint64_t v) {
+        json_object_object_add(o, key, size_or_max_json(v));
+}
+static void param_bool(void *o, const char *key, bool v) {
+        json_object_object_add(o, key, json_object_new_boolean(v));
+}
+static void param_string(void *o, const char *key, const char *v) {
+        json_object_object_add(o, key, json_object_new_string(v));
+}
+
+void decision_params_add_json(json_object *o, const Decision *d) {
+        assert(o);
+        assert(d);
+        if (!decision_is_action(d))
+                return;
+        if (action_info(d->action)->sets_limit)
+                json_object_object_add(o, "value", size_or_max_json(d->value));
+        action_params(d, &(const ActionParamSink) { .u64 = param_u64, .size = param_size, .boolean = param_bool,
+                                                    .string = param_string, .userdata = o });
+}
+
 json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t start_mono) {
         assert(out);
         assert(d);
@@ -42,19 +66,9 @@ json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t
                 json_object_object_add(o, "from", json_object_new_string(level_to_string(d->from)));
         if (d->kind == DECISION_EFFECT || d->kind == DECISION_HOLD)
                 json_object_object_add(o, "action", json_object_new_string(action_kind_to_string(d->action)));
-        bool action = decision_is_action(d);
-        if ((action && action_info(d->action)->sets_limit) || d->kind == DECISION_EFFECT)
+        decision_params_add_json(o, d);
+        if (d->kind == DECISION_EFFECT)
                 json_object_object_add(o, "value", size_or_max_json(d->value));
-        if (action && d->action == ACTION_TRIM)
-                json_object_object_add(o, "method", json_object_new_string(trim_method_to_string(d->trim_method)));
-        if (action && d->action == ACTION_RESET) {
-                json_object_object_add(o, "max_sessions", json_object_new_int((int) d->reset_max));
-                json_object_object_add(o, "min_memory", json_object_new_uint64(d->reset_min_memory));
-                json_object_object_add(o, "min_idle_us", json_object_new_uint64(d->reset_min_idle));
-                json_object_object_add(o, "in_transaction", json_object_new_boolean(d->reset_in_trx));
-        }
-        if (action && d->action == ACTION_RESTART)
-                json_object_object_add(o, "preflush", json_object_new_boolean(d->preflush));
         json_object_object_add(o, "emergency", json_object_new_boolean(d->emergency));
         engine_output_add_json(o, out);
         json_object_object_add(o, "reason", json_object_new_string(d->reason));

@@ -411,27 +411,64 @@ static int probe_peer(const char *fd_path, pid_t server, const char *endpoint, c
 int sql_open_option_file(const char *path, char *why, size_t why_size) {
         assert(path);
         assert(why);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         _cleanup_free_ char *text = NULL;
-        char trusted[256];
+        char trusted[256], dir[PATH_MAX];
         struct stat st;
         size_t len;
         int r;
 
-        if (fd < 0 || fstat(fd, &st) < 0) {
+        /* Its directory as given; the file below it, through the symbolic links that stay
+         * inside (a Kubernetes Secret volume: client.cnf -> ..data/client.cnf, ..data ->
+         * ..2026_12_05_...), none that leads out. */
+        const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+        if (!slash)
+                strcpy(dir, ".");
+        else if (slash == path)
+                strcpy(dir, "/");
+        else if ((size_t) (slash - path) < sizeof(dir))
+                snprintf(dir, sizeof(dir), "%.*s", (int) (slash - path), path);
+        else {
+                snprintf(why, why_size, "option file %s: too long a path", path);
+                return -ENAMETOOLONG;
+        }
+        if (!*base || streq(base, ".") || streq(base, "..")) {
+                snprintf(why, why_size, "option file %s: not a file name", path);
+                return -EINVAL;
+        }
+        _cleanup_close_ int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0) {
                 r = negative_errno();
-                snprintf(why, why_size, "option file %s: %s", path,
-                         r == -ELOOP ? "is a symbolic link (give the file itself)" : strerror(-r));
+                snprintf(why, why_size, "option file %s: %s: %s", path, dir, strerror(-r));
                 return r;
         }
-        if (!S_ISREG(st.st_mode)) {
+        _cleanup_close_ int pathfd = open_beneath(dirfd, base, O_PATH, false);
+        if (pathfd < 0) {
+                r = pathfd;
+                snprintf(why, why_size, "option file %s: %s", path,
+                         r == -EXDEV  ? "is a symbolic link that leads out of its directory (give the file itself, or "
+                                        "a link to a file beside it)"
+                         : r == -ELOOP ? "is a symbolic link that cannot be followed (a loop, or a /proc link)"
+                                       : strerror(-r));
+                return r;
+        }
+        _cleanup_close_ int fd = reopen_regular(pathfd, O_RDONLY, &st);
+        if (fd == -EBADFD) {
                 snprintf(why, why_size, "option file %s is not a regular file", path);
                 return -EINVAL;
         }
+        if (fd < 0) {
+                r = fd;
+                snprintf(why, why_size, "option file %s: %s", path, strerror(-r));
+                return r;
+        }
         if (st.st_mode & (S_IRGRP | S_IROTH)) {
-                snprintf(why, why_size, "option file %s is readable by %s (mode %04o; expected chmod 600): it "
+                /* A pod's fsGroup makes a Secret's files readable by that group (mode | 0440). */
+                snprintf(why, why_size, "option file %s is readable by %s (mode %04o; expected chmod 600%s): it "
                                         "holds a password", path, (st.st_mode & S_IROTH) ? "everyone" : "its group",
-                         (unsigned) (st.st_mode & 07777));
+                         (unsigned) (st.st_mode & 07777),
+                         st.st_gid != 0 && !(st.st_mode & S_IROTH) ? "; in Kubernetes, a Secret volume of a pod with "
+                                                                      "fsGroup set is readable by that group"
+                                                                    : "");
                 return -EPERM;
         }
         if (check_trusted_file(&st, geteuid(), trusted, sizeof(trusted)) < 0) {

@@ -37,6 +37,10 @@ raise-for = 5s
 """
 
 
+# An admission's parameters in the JSON outputs (src/core/action.c, admit_params).
+ADMIT_PARAMS = {"direction", "connections", "carried", "headroom", "fit", "floor"}
+
+
 def sockets(proc, n):
     fd = os.path.join(proc, str(PID), "fd")
     os.makedirs(fd, exist_ok=True)
@@ -82,6 +86,14 @@ def run(tmp, storm):
         else:
             fail(f"no '{want}' in the daemon's log (storm {storm}):\n{logged()[-3000:]}")
         time.sleep(1)
+        if storm:
+            # memgov status --json: the admission in the history with its parameters.
+            st = json.loads(subprocess.run([MEMGOV, "status", "--json", "--socket", os.path.join(tmp, "memgov.sock")],
+                                           capture_output=True, text=True, check=True).stdout)
+            adm = [h for h in st["history"] if h["kind"] == "admission"]
+            if not adm or not ADMIT_PARAMS <= set(adm[0].get("params", {})):
+                fail(f"status: no admission with its parameters {sorted(ADMIT_PARAMS)} in the history: {adm[:1]}")
+            ok(f"status --json: the admission in the history with its parameters {adm[0]['params']}")
     finally:
         d.terminate()
         d.wait(timeout=10)
@@ -113,7 +125,12 @@ def run(tmp, storm):
     r = subprocess.run([MEMGOV, "replay", "--json", "--policy", policy, trace], capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"replay: {r.stderr}")
-    kinds = [x["kind"] for x in json.loads(r.stdout)["decisions"]]
+    decisions = json.loads(r.stdout)["decisions"]
+    kinds = [x["kind"] for x in decisions]
+    if storm:
+        adm = next((x for x in decisions if x["kind"] == "admission"), {})
+        if not ADMIT_PARAMS <= set(adm):
+            fail(f"replay --json: the admission decision lacks its parameters {sorted(ADMIT_PARAMS)}: {adm}")
     if storm and "admission" not in kinds:
         fail(f"the replay has no admission decision: {kinds}")
     if not storm and "admission" in kinds:

@@ -8,7 +8,10 @@ the embedded default policy (docs/security.md):
   anything it sent is read, and clients that connect and say nothing do not hold the loop;
 - the metrics textfile: a FIFO or someone's file at the old temporary name is neither opened nor
   touched, and the file is still written;
-- the state directory: a state file that is a symbolic link is not followed.
+- the state directory: a state file that is a symbolic link is not followed; one that others
+  may write (a Kubernetes emptyDir, 0777, or 2777 with the pod's fsGroup) is used through a
+  directory of memgov's own inside it, "private" (0700), and one planted there by another user,
+  or as a symbolic link, is refused.
 usage: security-daemon.py MEMGOV SOURCE_ROOT"""
 import grp
 import json
@@ -215,6 +218,62 @@ def run(tmp):
     if d.wait(timeout=10) != 0:
         fail(f"exit status {d.returncode}:\n{logged()}")
     ok("clean exit after all of it")
+
+    state_dir_writable_by_others(tmp, cg, proc, policy)
+
+
+def state_dir_writable_by_others(tmp, cg, proc, policy):
+    """A state directory others may write, as a kubelet makes an emptyDir."""
+    nobody = pwd.getpwnam("nobody")
+
+    def start(state, name):
+        log_path = os.path.join(tmp, name + ".log")
+        d = subprocess.Popen([MEMGOV, "run", "--dry-run", "--cgroup-root", cg, "--proc-root", proc, "--cgroup", "/db",
+                              "--policy", policy, "--socket", "", "--state-dir", state], stderr=open(log_path, "w"))
+        DAEMONS.append(d)
+        text = lambda: open(log_path).read()
+        wait_for(lambda: "governing cgroup /db" in text(), f"the daemon ({name}) to govern /db")
+        d.terminate()
+        d.wait(timeout=10)
+        return text()
+
+    for mode, gid, what in ((0o777, 0, "everyone (mode 0777)"), (0o2777, 2000, "everyone (mode 2777)"),
+                            (0o2775, 2000, "its group (mode 2775)")):
+        state = os.path.join(tmp, f"emptydir-{mode:o}")
+        os.mkdir(state)
+        os.chown(state, 0, gid)
+        os.chmod(state, mode)
+        log = start(state, f"emptydir-{mode:o}")
+        private = os.path.join(state, "private")
+        want = f"state directory {state} is writable by {what}: the state is kept in {private}, root's alone"
+        if want not in log:
+            fail(f"with the state directory at mode {mode:o}: expected '{want}' in:\n{log}")
+        st = os.lstat(private)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or stat.S_IMODE(st.st_mode) & 0o077:
+            fail(f"{private}: uid {st.st_uid} mode {oct(st.st_mode)}, expected root's, 0700")
+        if "kept in memory only" in log:
+            fail(f"the state was kept in memory only:\n{log}")
+        ok(f"a state directory writable by {what}: the state kept in private/ (0700, root's)")
+
+    # What another user can do there first: plant "private" as their own directory, or as a link.
+    for plant in ("dir", "link"):
+        state = os.path.join(tmp, f"emptydir-planted-{plant}")
+        os.mkdir(state)
+        os.chmod(state, 0o777)
+        private = os.path.join(state, "private")
+        elsewhere = os.path.join(tmp, f"elsewhere-{plant}")
+        os.mkdir(elsewhere, 0o700)
+        if plant == "dir":
+            os.mkdir(private, 0o700)
+            os.chown(private, nobody.pw_uid, nobody.pw_gid)
+        else:
+            os.symlink(elsewhere, private)
+        log = start(state, f"planted-{plant}")
+        if "the restart history is kept in memory only" not in log or f"{private}" not in log:
+            fail(f"a 'private' planted as a {plant} by another user was not refused:\n{log}")
+        if os.listdir(elsewhere):
+            fail(f"memgov wrote through the planted link: {os.listdir(elsewhere)}")
+        ok(f"'private' planted by another user as a {'directory' if plant == 'dir' else 'symbolic link'}: refused")
 
 
 if __name__ == "__main__":

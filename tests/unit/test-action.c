@@ -56,6 +56,37 @@ static void test_every_kind_has_every_field(void **state) {
 }
 
 /* A kind outside the registry never becomes some other action. */
+static void count_key(void *userdata, const char *key) {
+        unsigned *n = userdata;
+        assert_true(key && *key);
+        (*n)++;
+}
+static void sink_u64(void *u, const char *key, uint64_t v) {
+        count_key(u, key);
+}
+static void sink_bool(void *u, const char *key, bool v) {
+        count_key(u, key);
+}
+static void sink_string(void *u, const char *key, const char *v) {
+        assert_non_null(v);
+        count_key(u, key);
+}
+
+/* Every action's decision says what it will do in the JSON outputs: a limit its value, every
+ * other action its parameters (pool and admission too, in both of their directions). */
+static void test_every_action_has_parameters(void **state) {
+        for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++)
+                for (int variant = 0; variant < 2; variant++) {
+                        Decision d = { .kind = DECISION_ACTION, .action = k, .pool_grow = variant,
+                                       .admit_restore = variant, .pool_grow_max = SIZE_UNLIMITED };
+                        unsigned n = 0;
+                        action_params(&d, &(const ActionParamSink) { .u64 = sink_u64, .size = sink_u64, .boolean = sink_bool,
+                                                                     .string = sink_string, .userdata = &n });
+                        if (n == 0 && !action_info(k)->sets_limit)
+                                fail_msg("%s (variant %d): no parameter and no value", action_kind_to_string(k), variant);
+                }
+}
+
 static void test_unknown_kind_aborts(void **state) {
         pid_t pid = fork();
         assert_true(pid >= 0);
@@ -108,6 +139,7 @@ static void test_capabilities_from_rows(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_kind_has_every_field),
+                cmocka_unit_test(test_every_action_has_parameters),
                 cmocka_unit_test(test_unknown_kind_aborts),
                 cmocka_unit_test(test_decision_classes),
                 cmocka_unit_test(test_capabilities_from_rows),

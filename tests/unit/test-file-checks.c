@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "memgov/fileio.h"
@@ -124,7 +125,77 @@ static void test_open_in_root(void **state) {
                 assert_true(fd >= 0);
                 close(fd);
         }
+
+        /* Below the directory only: the same links, each one that leaves it refused (-EXDEV), by
+         * openat2(RESOLVE_BENEATH) and by the walk alike. */
+        static const struct { const char *path; int expect; } beneath[] = {
+                { "etc/passwd", 0 }, { "rel", 0 }, { "etc/../etc/passwd", 0 }, { "etc/./passwd", 0 },
+                { "/etc/passwd", -EXDEV }, { "abs", -EXDEV }, { "up", -EXDEV }, { "chain", -EXDEV },
+                { "dir/passwd", -EXDEV }, { "magic", -EXDEV }, { "../root/etc/passwd", -EXDEV },
+                { "loop", -ELOOP }, { "file/x", -ENOTDIR }, { "missing", -ENOENT },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(beneath); i++)
+                for (int walk = 0; walk < 2; walk++) {
+                        int fd = open_beneath(rootfd, beneath[i].path, O_PATH, walk);
+                        if (beneath[i].expect < 0) {
+                                if (fd != beneath[i].expect)
+                                        fail_msg("beneath %s (walk %d): %d, expected %d", beneath[i].path, walk, fd,
+                                                 beneath[i].expect);
+                                continue;
+                        }
+                        if (fd < 0)
+                                fail_msg("beneath %s (walk %d): %s", beneath[i].path, walk, strerror(-fd));
+                        struct stat st;
+                        assert_int_equal(fstat(fd, &st), 0);
+                        assert_true(st.st_ino == inside.st_ino && st.st_dev == inside.st_dev);
+                        close(fd);
+                }
         close(rootfd);
+}
+
+/* What reopen_regular opens: a regular file; never a FIFO (the open would block), a directory or
+ * a device node (its open has effects), which are not even opened. */
+static void test_reopen_regular(void **state) {
+        char path[256];
+        make_file(dir, "regular", "text", 0644, path, sizeof(path));
+        int pathfd = open(path, O_PATH | O_CLOEXEC);
+        assert_true(pathfd >= 0);
+        struct stat st;
+        int fd = reopen_regular(pathfd, O_RDONLY, &st);
+        assert_true(fd >= 0);
+        assert_true(S_ISREG(st.st_mode));
+        char buf[8] = "";
+        assert_int_equal(read(fd, buf, sizeof(buf)), 4);
+        close(fd);
+        /* The path renamed over after the O_PATH open: the file opened is still the one pinned. */
+        char other[256];
+        make_file(dir, "other", "other", 0644, other, sizeof(other));
+        assert_int_equal(rename(other, path), 0);
+        fd = reopen_regular(pathfd, O_RDONLY, NULL);
+        assert_true(fd >= 0);
+        memset(buf, 0, sizeof(buf));
+        assert_int_equal(read(fd, buf, sizeof(buf)), 4);
+        assert_string_equal(buf, "text");
+        close(fd);
+        close(pathfd);
+
+        snprintf(path, sizeof(path), "%s/fifo", dir);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        pathfd = open(path, O_PATH | O_CLOEXEC);
+        assert_int_equal(reopen_regular(pathfd, O_RDONLY, NULL), -EBADFD);
+        close(pathfd);
+        pathfd = open(dir, O_PATH | O_CLOEXEC);
+        assert_int_equal(reopen_regular(pathfd, O_RDONLY, NULL), -EBADFD);
+        close(pathfd);
+        if (geteuid() == 0) {
+                /* /dev/null's numbers, so that an open by mistake would do nothing either. */
+                snprintf(path, sizeof(path), "%s/libc.so.6", dir);
+                assert_int_equal(mknod(path, S_IFCHR | 0644, makedev(1, 3)), 0);
+                pathfd = open(path, O_PATH | O_CLOEXEC);
+                assert_true(pathfd >= 0);
+                assert_int_equal(reopen_regular(pathfd, O_RDONLY, NULL), -EBADFD);
+                close(pathfd);
+        }
 }
 
 static int setup(void **state) {
@@ -142,6 +213,7 @@ int main(void) {
                 cmocka_unit_test(test_option_file),
                 cmocka_unit_test(test_policy_file),
                 cmocka_unit_test(test_open_in_root),
+                cmocka_unit_test(test_reopen_regular),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

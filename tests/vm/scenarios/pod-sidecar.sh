@@ -89,5 +89,170 @@ grep -q -- '-> memory.high of .* is now' "$results/pod2.memgov.log" || fail "mem
 [[ $high_set != max ]] || fail "memory.high was still max in the cgroup while memgov ran"
 [[ $(cat "$pod/db/memory.high") == max ]] || fail "memgov stopped and left memory.high at $(cat "$pod/db/memory.high")"
 ok "host hierarchy at /host/cgroup: cgroup ${pod#/sys/fs/cgroup}/db found, memory.high set to $high_set, put back to max on stopping"
+
+# Container B as a kubelet makes it from docs/kubernetes/ as shipped: its args, capabilities and
+# read-only root from statefulset.yaml; its volumes laid out on the "node" as the kubelet lays
+# them out (tests/lib/kubelet.sh) and mounted where the manifest says: the ConfigMap's policy
+# and the Secret's option file behind the atomic writer's "..data" links, emptyDirs of mode 0777
+# for the state and the control socket, the server's socket directory shared with container A.
+# The objects' data come from configmap.yaml and secret-example.yaml; the policy with the one
+# change its comment asks for after the dry run (dry-run = no), and this test's pace.
+kube=$(cd "$here/../docs/kubernetes" && pwd)
+pod_tool=$here/lib/kube-pod.py
+node=$MEMGOV_DISK/pod/node
+# shellcheck source=../../lib/kubelet.sh
+. "$here/lib/kubelet.sh"
+
+# The ConfigMap's policy, live (its comment: dry-run = no once the logs show the decisions
+# expected), at this test's pace, and without a graceful restart: no kubelet starts the server
+# again here.
+policy_as_applied() {
+        sed -i 's/^\(\s*\)dry-run = yes$/\1dry-run = no/' "$1"
+        grep -q '^dry-run = no$' "$1" || fail "configmap.yaml's memgov.ini has no 'dry-run = yes' line"
+        cat >>"$1" <<'EOF'
+
+# The test's pace (tests/vm/policies/pod.ini): a growth of seconds, not hours.
+[governor]
+settle = 3s
+[sampling]
+interval = 1s
+fast-interval = 500ms
+[trend]
+window = 40s
+points = 20
+min-points = 5
+[trim]
+at = 50%
+eta = 60s
+cooldown = 10s
+min-gain = 4M
+backoff = 20s
+[reset]
+at = 70%
+eta = 25s
+cooldown = 4s
+max-per-step = 4
+min-memory = 16M
+min-idle = 0
+min-gain = 4M
+backoff = 6s
+[restart]
+enabled = no
+EOF
+}
+
+# Lays out the volumes of container B under $node/$1 and sets vols (container.sh's --volume
+# options), args, caps and read_only_root. $2: the pod's fsGroup, or none.
+kubelet_pod() {
+        local at=$node/$1 fs_group=$2 what rest path mode name kind medium dmode source items kv key
+        mkdir -p "$at/data"
+        vols=() args=() caps=() read_only_root=no
+        while read -r what rest; do
+                case $what in
+                args) eval "args=($rest)" ;;
+                capabilities) read -r -a caps <<<"$rest" ;;
+                read-only-root) read_only_root=$rest ;;
+                run-as) [[ $rest == 0 ]] || fail "the manifest runs memgov as uid $rest: this test runs it as root" ;;
+                mount)
+                        read -r path mode name kind medium dmode source items <<<"$rest"
+                        case $kind in
+                        emptyDir)
+                                if [[ $path == /run/mysqld ]]; then
+                                        # The server's container mounts the same emptyDir there.
+                                        vols+=(--volume "/proc/$MARIADB_PID/root$MEMGOV_DISK/mariadb/run:$path:$mode")
+                                        continue
+                                fi
+                                kubelet_empty_dir "$at/$name" "$medium"
+                                [[ $fs_group == none ]] || kubelet_fs_group "$at/$name" "$fs_group"
+                                ;;
+                        configMap | secret)
+                                local files=() object=ConfigMap
+                                [[ $kind == secret ]] && object=Secret
+                                IFS=, read -r -a items <<<"$items"
+                                for kv in "${items[@]}"; do
+                                        key=${kv%%=*}
+                                        python3 "$pod_tool" "$kube" data "$object" "$source" "$key" >"$at/data/$key"
+                                        [[ $key != memgov.ini ]] || policy_as_applied "$at/data/$key"
+                                        files+=("${kv#*=}=$at/data/$key")
+                                done
+                                kubelet_atomic_volume "$at/$name" "$medium" "$dmode" "${files[@]}"
+                                [[ $fs_group == none ]] || kubelet_fs_group "$at/$name" "$fs_group" ro
+                                ;;
+                        esac
+                        vols+=(--volume "$at/$name:$path:$mode")
+                        ;;
+                esac
+        done < <(python3 "$pod_tool" "$kube" container memgov)
+        [[ $read_only_root == yes ]] && vols=(--read-only-root "${vols[@]}")
+        (( ${#args[@]} )) || fail "no args for the memgov container in statefulset.yaml"
+}
+
+# Starts memgov as the container's entrypoint would (the Containerfile's "memgov run" and the
+# manifest's args), with the manifest's capabilities only and no_new_privs
+# (allowPrivilegeEscalation: false); its log in $results/$1.log.
+start_kube_memgov() {
+        local bounding=-all cap
+        for cap in "${caps[@]}"; do bounding+=",+$cap"; done
+        ( echo "$BASHPID" >"$pod/memgov/cgroup.procs"
+          exec "$container" "${vols[@]}" -- setpriv --no-new-privs --inh-caps=-all --ambient-caps=-all \
+                --bounding-set="$bounding" -- "$build/memgov" run "${args[@]}" ) 2>"$results/$1.log" &
+        governor=$!
+        for _ in $(seq 100); do grep -q 'sql: \(a session kept\|cannot keep\)' "$results/$1.log" && break; sleep 0.2; done
+}
+
+mariadb_sql "$(python3 "$pod_tool" "$kube" data Secret memgov-sql memgov-user.sql)"
+kubelet_pod shipped none
+[[ -L $node/shipped/memgov-sql/client.cnf && -L $node/shipped/memgov-sql/..data &&
+   $(stat -c %a "$node/shipped/memgov-state") == 777 ]] ||
+        fail "the volumes are not laid out as a kubelet does: $(ls -la "$node/shipped/memgov-sql" "$node/shipped")"
+start_kube_memgov kube
+log=$results/kube.log
+grep -q "governing mariadbd pid $MARIADB_PID" "$log" || fail "memgov as shipped did not find the server: $(cat "$log")"
+grep -q 'sql: a session kept open for the actions' "$log" ||
+        fail "no SQL session with the Secret's option file behind its ..data links: $(grep sql "$log")"
+grep -q 'state directory /var/lib/memgov is writable by everyone (mode 0777): the state is kept in /var/lib/memgov/private' "$log" ||
+        fail "the emptyDir state directory was not used through private/: $(grep -i state "$log")"
+grep -q 'kept in memory only' "$log" && fail "the state was kept in memory only: $(grep -i state "$log")"
+# The manifest's liveness probe, inside the container, and the metrics on the pod's loopback.
+nsenter -t "$governor" -m -- "$build/memgov" status --probe || fail "memgov status --probe failed in the container"
+python3 -c 'import urllib.request, sys; t = urllib.request.urlopen("http://127.0.0.1:9187/metrics", timeout=5).read().decode(); sys.exit(0 if "memgov_samples_total" in t else 1)' ||
+        fail "no metrics on 127.0.0.1:9187 ([metrics] listen of the ConfigMap)"
+ok "as a kubelet lays out docs/kubernetes/: policy and option file through ..data links, state in the emptyDir's private/, probe and metrics answer"
+python3 "$sessions" "$sock" leaky leaky leaky 3 2 80 >"$results/kube.leaky.log" &
+leaky=$!
+for _ in $(seq 450); do
+        grep -q -- '-> reset [0-9]* of' "$log" && break
+        grep -q '^oom_kill [1-9]' "$pod/db/memory.events" && break
+        sleep 0.2
+done
+kill "$leaky" 2>/dev/null || true
+kill "$governor"; wait "$governor" || true
+grep -E -- '-> |refused|Read-only|read-only' "$log" || true
+grep -q -- '-> .*malloc_trim in thread' "$log" || fail "no trim injected with the manifest's capabilities"
+grep -q -- '-> reset [0-9]* of [0-9]* session(s):.*leaky@localhost' "$log" || fail "no session reset with the Secret's credentials"
+grep -q 'Read-only file system' "$log" && fail "memgov wrote outside its volumes: $(grep 'Read-only file system' "$log")"
+grep -q '^oom_kill 0' "$pod/db/memory.events" || fail "the server was OOM-killed"
+[[ $(stat -c %a "$node/shipped/memgov-state/private" 2>/dev/null) == 700 ]] || fail "no private/ (0700) in the state emptyDir"
+ok "with the manifest's two capabilities, a read-only root and no_new_privs: trim injected, sessions reset; oom_kill 0"
+
+# What is really untrusted is still refused: a pod fsGroup makes the Secret's option file
+# readable by its group (refused, and said why; the state directory, group-owned too, still
+# serves), and a Secret whose ..data leads out of the volume.
+kubelet_pod fs-group 2000
+start_kube_memgov kube-fs-group
+kill "$governor"; wait "$governor" || true
+grep -q 'client.cnf is readable by its group (mode 0440; .*fsGroup' "$results/kube-fs-group.log" ||
+        fail "a Secret readable by the pod's fsGroup was not refused: $(grep sql "$results/kube-fs-group.log")"
+grep -q 'state directory /var/lib/memgov is writable by everyone (mode 2777): the state is kept in' "$results/kube-fs-group.log" ||
+        fail "the fsGroup's emptyDir was not used: $(grep -i state "$results/kube-fs-group.log")"
+kubelet_pod escape none
+mkdir -p "$node/escape/outside"
+install -m 0400 "$node/escape/data/client.cnf" "$node/escape/outside/client.cnf"
+ln -sfn "$node/escape/outside" "$node/escape/memgov-sql/..data"
+start_kube_memgov kube-escape
+kill "$governor"; wait "$governor" || true
+grep -q 'client.cnf: is a symbolic link that leads out of its directory' "$results/kube-escape.log" ||
+        fail "a Secret's link out of its volume was followed: $(grep sql "$results/kube-escape.log")"
+ok "refused: a Secret readable by the pod's fsGroup, a Secret whose ..data leads out of the volume"
 mariadb_stop
 echo "pod-sidecar: PASS"
