@@ -21,10 +21,9 @@ typedef enum ActionKind {
 } ActionKind;
 
 /* The action threads (action-worker.h): a job waits only behind the jobs of its own lane, and the
- * restart behind the limits decided before it. In the outcome benchmark's storm a buffer-pool
- * resize on a swamped server took 20 s, and the memory.high that was to make way for the server
- * waited behind it for 8 s while the server stalled under the old value; a restart decided then
- * would have waited as long, its raise of memory.max in place and the server still growing. */
+ * restart behind the limits decided before it: a slow statement on a swamped server never holds
+ * a limit or a restart back.
+ * Seen with one thread: memory.high 8 s behind a 20 s buffer-pool resize while the server stalled. */
 typedef enum ActionLane {
         ACTION_LANE_SERVER, /* talks to the server (SQL, ptrace): as slow as the server is */
         ACTION_LANE_PROMPT, /* the limits: the cgroup, through the service manager or not */

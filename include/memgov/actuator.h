@@ -52,8 +52,8 @@ typedef struct ActuatorOps {
 #define ACTION_IDLE_EVERY (10 * USEC_PER_SEC)
 /* How often the real idle hook looks again at a server that is starting (it listens on no socket
  * yet): the clients of a connection storm come back within a second of it listening, and the
- * carried admission needs the session (the outcome benchmark's storm filled a new server with 137
- * clients in the 10 s between two looks). */
+ * carried admission needs the session.
+ * Seen: 137 storm clients on a new server in the 10 s between two looks. */
 #define ACTION_IDLE_STARTING USEC_PER_SEC
 #define ACTION_IDLE_STARTING_FOR (5 * USEC_PER_MINUTE)
 

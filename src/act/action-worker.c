@@ -66,8 +66,8 @@ static void run_idle(ActionWorker *w, ActionJob *scratch) {
 /* A job of the restart lane waits for the limits submitted before it (the raise of memory.max
  * and memory.high out of the way of the stop): the two lanes apart, so that a limit decided
  * while the server stops is not queued behind the restart, which holds its thread until the
- * server is back (in the outcome benchmark, a raise of memory.max decided 2 s into a 9 s restart
- * was replaced by the restore before it was written). */
+ * server is back.
+ * Seen with one lane: a raise decided 2 s into a 9 s restart replaced by the restore unwritten. */
 static bool behind_limits(const ActionWorker *w, const Lane *l) {
         if (l->id != ACTION_LANE_RESTART || l->n == 0)
                 return false;

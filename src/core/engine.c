@@ -65,10 +65,9 @@ static const Trend *trend_in_use(const Engine *e) {
 
 /* The last minute's trend stands in while the window's is not known (after a start, a restart, a
  * drop), and is believed only TREND_SHORT_REACH times as far ahead as it looked back: a rise seen
- * for half a minute says nothing of the next five. In the outcome benchmark's ramp, sysbench's
- * 64 new clients raised a fresh server from 177M to 183M of 384M in 35 s ("OOM in 4m37s") and
- * the ladder climbed to admission and a pool step at 47% on it, though the rise ended there (the
- * server never went past 232M); a storm's ETA of two minutes is believed half a minute in. */
+ * for half a minute says nothing of the next five; a storm's ETA of two minutes is believed half
+ * a minute in.
+ * Seen unbounded: 64 new clients, 177M -> 183M of 384M in 35 s, "OOM in 4m37s", the peak 232M. */
 #define TREND_SHORT_REACH 4
 static usec_t short_trend_eta(Tick *k, const Trend *tr, usec_t eta) {
         if (tr != &k->e->trend_short || eta == USEC_INFINITY || eta / TREND_SHORT_REACH <= tr->span)
@@ -252,8 +251,8 @@ static uint64_t resolve_budget(const Tick *k, const char **ret_source) {
         case BUDGET_AUTO:
                 /* Our own raise of memory.max does not move the budget, nor does it while its
                  * restore is still on its way (the sample shows the raised value until the write
-                 * lands: a calm memory.high planned on it sat 3% over the raised value, seconds
-                 * after a restart in the outcome benchmark). */
+                 * lands).
+                 * Seen otherwise: a calm memory.high 3% over the raised value after a restart. */
                 if (k->e->max_raised || (k->e->max_restoring && (s->pending & (1u << ACTION_SET_MAX)))) {
                         *ret_source = "memory.max";
                         return k->e->max_original;
@@ -490,7 +489,8 @@ static bool backoff_ended(const Tick *k, Level l) {
  * eta, with the hysteresis once there) and is not helping (no session holds enough to end, or
  * ending them gave back too little), or is not enabled: a smaller pool costs every client its
  * cache, which per byte given back costs more throughput than ending the sessions that hold the
- * most (bench/pool-vs-reset). */
+ * most.
+ * Measured (bench/pool-vs-reset): 4936 transactions lost per 100 MiB for the pool, 15 for a reset. */
 static bool pool_called_for(const Tick *k) {
         const StepPolicy *s = &k->p->step[LEVEL_POOL];
         if (s->at > 0 || s->eta > 0)
@@ -655,24 +655,21 @@ static void observe_events(Tick *k) {
 
         /* A new server process starts at its configured buffer pool and max_connections: nothing
          * to grow or put back. But a storm that admission held off the old process is still
-         * there: in the outcome benchmark's storm, the clients came back to the new server (112
-         * connections within 17 s), faster than its working set reached admit.at, and the kernel
-         * killed it 26 s after it took clients. Admission in place when the process went is
-         * carried to the new one (plan_admit_carry); and so is a lowering that failed there (in
-         * the benchmark, the swamped old server dropped the lowering's query, and the storm came
-         * back whole to the new one: OOM-killed). */
+         * there, and comes back faster than the new one's working set reaches admit.at.
+         * Admission in place when the process went is carried to the new one (plan_admit_carry);
+         * and so is a lowering that failed there (a swamped server may drop the query).
+         * Seen uncarried: 112 storm clients back within 17 s, the kernel's kill 26 s after. */
         e->pool_steps = 0;
         e->admit_carry = e->admit_carry || e->admit_lowered || e->admit_tried;
         e->admit_tried = false;
         e->admit_carry_failed = 0;
         e->admit_lowered = false;
-        /* Nor is any change of them paced: in the outcome benchmark's storm, the new server, its
-         * clients back at once, met the OOM killer 38 s after the graceful restart, its
-         * max_connections at 400 again and admission held by the cooldown of the lowering on
-         * the old process. And what failed against the old process (its sessions, its heap, its
-         * socket: a reset, a trim, a pool step the restart cut short) says nothing of the new
-         * one: no backoff of such a failure holds the new process's rungs. A reset or a trim
-         * that freed too little keeps its backoff. */
+        /* Nor is any change of them paced: a cooldown of the old process's lowering would hold
+         * admission back on the new one, whose clients are back at once. And what failed against
+         * the old process (its sessions, its heap, its socket: a reset, a trim, a pool step the
+         * restart cut short) says nothing of the new one: no backoff of such a failure holds the
+         * new process's rungs. A reset or a trim that freed too little keeps its backoff.
+         * Seen paced: the OOM killer 38 s after the restart, max_connections at 400 again. */
         for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
                 const ActionInfo *info = action_info(a);
                 ActionState *st = &e->act[a];
@@ -1106,10 +1103,10 @@ static void high_out_of_the_way(Tick *k) {
 }
 
 /* A server over memory.high is slowed at every allocation: one that stops at the limit (many
- * sessions to end, each in the middle of its queries) crawls through its shutdown for minutes
- * (measured in the outcome benchmark's storm: 376M against memory.high 373M, more than 10 minutes
- * without getting through it). memory.max still bounds it; memory.high goes to max until the
- * server is back, and plan_high() leaves it alone meanwhile. */
+ * sessions to end, each in the middle of its queries) crawls through its shutdown for minutes.
+ * memory.max still bounds it; memory.high goes to max until the server is back, and plan_high()
+ * leaves it alone meanwhile.
+ * Seen: 376M against memory.high 373M, a shutdown not through after 10 minutes. */
 static void high_out_of_the_way_of_stop(Tick *k) {
         char a[FORMAT_BYTES_MAX];
 
@@ -1128,9 +1125,8 @@ static void high_out_of_the_way_of_stop(Tick *k) {
 /* The server pressing on a memory.high below restart.at: the throttle holds it there, and it goes
  * no higher without stalling. With the restart held back, restart.at (where the emergency reset
  * comes) is out of reach meanwhile, and the stall is all there is until PSI full brings the
- * throttle's guard: in the outcome benchmark's growth, 24 sessions rising 8G/h caught up with the
- * throttle's 330M at 84% of the budget, and the server stalled there for 23 s (13 s not answering)
- * before PSI full reached throttle.full-guard. */
+ * throttle's guard.
+ * Seen: 24 sessions at 8G/h stalled 23 s at memory.high 330M (84%) before PSI full reached the guard. */
 static bool pressing_on_high(const Tick *k) {
         uint64_t high = k->s->memory_high;
 
@@ -1179,10 +1175,8 @@ static void plan_high(Tick *k) {
                  * cooldown, or max-per-day: not a restart that is disabled): a server pressing on
                  * memory.high is only stalled there, and restart.at (where min-uptime no longer
                  * holds the restart) is out of its reach. memory.high makes way until the
-                 * emergency is over. In the outcome benchmark's growth, the emergency reset found
-                 * no session to end (the sessions' own MEMORY tables held the growth, and none
-                 * showed 8M in the server's count), and the server stalled at the throttle's 334M
-                 * for 29 s with PSI full under the guard, not answering. */
+                 * emergency is over.
+                 * Seen: 29 s stalled at memory.high 334M, PSI full under the guard, no session to end. */
                 if (k->emergency && k->restart_held && e->reset_emergency_done && !(s->pending & (1u << ACTION_RESET)) &&
                     !decided_this_tick(k, ACTION_RESET) && pressing_on_high(k))
                         e->high_yields = true;
@@ -1191,10 +1185,9 @@ static void plan_high(Tick *k) {
                  * with the restart held back by its cooldown or max-per-day (what restart.at does
                  * not lift): there is nothing under memory.max left to make way to, and no restart
                  * coming. A memory.high below memory.max then only turns the kernel's kill into a
-                 * stall: in the outcome benchmark's storm, the server back from the restart filled
-                 * up again and sat between the calm 373M and memory.max 384M for 220 s, not
-                 * answering. Out of the way until the emergency is over: the server's growth ends
-                 * under memory.max, or the kernel decides there. */
+                 * stall. Out of the way until the emergency is over: the server's growth ends
+                 * under memory.max, or the kernel decides there.
+                 * Seen: 220 s not answering between memory.high 373M and memory.max 384M. */
                 uint32_t restart_at = p->step[LEVEL_RESTART].at;
                 bool give_way = k->emergency && k->restart_held && full >= p->full_guard && cur != SIZE_UNLIMITED &&
                                 cur >= page_round(e, top) && restart_at > 0 && k->ws_bp >= restart_at;
@@ -1486,10 +1479,8 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
  * connection and resize would hold it up in the action queue) and before a restart that would
  * end every session, and again once reset.cooldown is over while the emergency lasts, when the
  * last one ended sessions: sessions that grow back are ended again rather than all of them by
- * the restart. In the outcome benchmark's storm, the emergency reset came only at the top
- * of the ladder, behind a failed reset at reset.min-memory and a pool step, and ran at 90% of the
- * budget (at the reset rung, in the same storm: decided at 64%); in its linear growth, the four
- * sessions it had ended grew back, and the restart ended every session. */
+ * the restart.
+ * Seen at the top of the ladder: decided at 90% of the budget, against 64% at the reset rung. */
 static bool emergency_reset_ready(Tick *k) {
         const Engine *e = k->e;
         const Policy *p = k->p;
@@ -1497,9 +1488,9 @@ static bool emergency_reset_ready(Tick *k) {
         /* Again only after one that ended sessions, each holding reset.emergency-min-memory or
          * more by the server's own count: the reset reports what it measured only when it ended
          * one. Not the RSS around it: the server's other sessions grow meanwhile, and what the
-         * ended ones held goes back to the allocator, whose next requests reuse it (in the
-         * outcome benchmark's linear growth, four sessions of 11-17M ended while the RSS went
-         * 205M -> 213M). One that found no session, failed, or was not carried out (a dry run; a
+         * ended ones held goes back to the allocator, whose next requests reuse it (seen: four
+         * sessions of 11-17M ended while the RSS went 205M -> 213M). One that found no session,
+         * failed, or was not carried out (a dry run; a
          * replay of a trace that does not hold the reset's measurement) comes once an emergency.
          * Never within reset.cooldown of the last, even across two emergencies (an ETA or a
          * stall that dips out for one sample), nor within the backoff of the last one's failure. */
@@ -1551,9 +1542,8 @@ static uint64_t admit_fit_bound(const Tick *k) {
 /* admit.fit: how many connections more fit under admit_fit_bound(), each at the working set's cost
  * per connection over the rise (what it grew by since the fewest connections within
  * admit.rise-window, per connection more), and no more than the rise so far. Clients plus
- * admit.headroom alone refuses a load that would fit: in the outcome benchmark's ramp, its
- * 200-client phases, with which the server peaks at 95% of its limit without a governor, were
- * refused at 127 connections and 65%. A storm's sessions grow after they connect, so their cost
+ * admit.headroom alone refuses a load that would fit (seen: 200 clients that peak at 95% of the
+ * limit refused at 127 connections and 65%). A storm's sessions grow after they connect, so their cost
  * is more than measured at the lowering: what still gets in is for the rungs above, and the
  * lowering carried to a new process counts from before the storm. The bound by the rise keeps an
  * estimate gone wrong (connections that left memory behind for those that came again, a trim
@@ -1608,8 +1598,8 @@ static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool
  * the connections before the storm on the old process plus admit.headroom. Not paced by
  * governor.settle (the last action was on the process before); put back when calm, as any
  * lowering. Without a rise within admit.rise-window of the new process taking clients, the
- * storm is over: nothing is lowered (in the outcome benchmark, a new server lowered to 12
- * connections where no storm came back would have kept them for admit.restore-after). */
+ * storm is over: nothing is lowered (a lowering to the connections before the storm would hold
+ * a server no storm came back to for admit.restore-after). */
 static bool plan_admit_carry(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -1682,11 +1672,10 @@ static void act(Tick *k) {
         if (restart_due) {
                 /* The emergency reset's sessions are still ending: its result first, unless the
                  * OOM is nearer than one of its statements may take (sql.query-timeout): then the
-                 * reset would answer after the kernel's kill. In the outcome benchmark's storm,
-                 * the restart at 96% waited 2 s for a reset whose list of sessions the swamped
-                 * server took 6.7 s to give, with the OOM 2-4 s away. A server stalled at
-                 * restart.at has no OOM coming, and answers no one meanwhile: the reset is given
-                 * sql.query-timeout there, as long as one of its statements. */
+                 * reset would answer after the kernel's kill. A server stalled at restart.at has
+                 * no OOM coming, and answers no one meanwhile: the reset is given
+                 * sql.query-timeout there, as long as one of its statements.
+                 * Seen: a session list 6.7 s in coming from a swamped server, the OOM 2-4 s away. */
                 bool reset_out = wait_for_reset || (e->reset_emergency_done && (k->s->pending & (1u << ACTION_RESET)));
                 usec_t reset_out_for = reset_out ? k->now - e->act[ACTION_RESET].last : 0;
                 bool oom_first = reset_out && k->eta < p->sql_query_timeout;
@@ -1909,9 +1898,8 @@ static void restart_timeout(Tick *k) {
 /* While the server stops gracefully, memory.max is raised again by restart.max-raise each time the
  * server comes within half of that of the raised value, up to restart.max-raise-total in all and
  * never past host RAM minus budget.host-reserve. The storm's sessions go on allocating until
- * the server's shutdown ends them: in the outcome benchmark's storm, one server grew from 372M
- * to the raised 403M within 5 s of the restart's decision and was OOM-killed there before it
- * began its shutdown, and another sat at 403M for minutes, stalled in its stop. */
+ * the server's shutdown ends them.
+ * Seen with one raise: 372M to the raised 403M within 5 s of the decision, then the OOM kill. */
 static void stop_raise_more(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
@@ -1966,10 +1954,9 @@ static void retry_max_restore(Tick *k) {
         restore_max(k, e->max_restoring ? " (the last restore failed)" : " after the restart");
 }
 
-/* PSI full as it is now: avg10 trails a stall that has just begun (in the outcome benchmark's
- * growth, a server stalled at memory.high from its first second took 25 s to bring avg10 to the
- * throttle's full-guard, not answering meanwhile); the cumulative stall time over the last second
- * or more does not. */
+/* PSI full as it is now: avg10 trails a stall that has just begun; the cumulative stall time
+ * over the last second or more does not.
+ * Seen: avg10 25 s behind a stall at memory.high, the server not answering meanwhile. */
 #define FULL_RECENT_MIN_SPAN USEC_PER_SEC
 static uint32_t observe_full_stall(Engine *e, const Sample *s) {
         if (!(s->has & SAMPLE_HAS_PSI) || !s->psi.has_full) {
@@ -2057,9 +2044,9 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         /* A server stalled at its limit is in an emergency whatever its trend: at restart.at, with
          * PSI full at throttle.full-guard or more (every task of the cgroup waiting on memory a
          * fifth of the time, over 10 s), the kernel reclaims the server's file pages and faults
-         * them back in, and its OOM killer does not come while that makes progress. In the
-         * outcome benchmark, servers sat so at 94-97% of memory.max, not answering for minutes;
-         * the trend there is flat, so no ETA ever became an emergency. */
+         * them back in, and its OOM killer does not come while that makes progress; the trend
+         * there is flat, so no ETA ever becomes an emergency.
+         * Seen: servers at 94-97% of memory.max, not answering for minutes. */
         k.stalled = !k.emergency && (s->has & SAMPLE_HAS_PSI) && s->psi.has_full && p->step[LEVEL_RESTART].at > 0 &&
                     k.ws_bp >= p->step[LEVEL_RESTART].at && s->psi.full.avg10 >= p->full_guard;
         k.emergency = k.emergency || k.stalled;
@@ -2141,9 +2128,8 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
 
         /* A new server process (a restart, memgov's or anyone's) is watched closely while it
          * starts and for NEW_PROCESS_WATCH after it takes clients: a storm that outlasted the
-         * restart comes straight back, before any trend of the new process is known. In the
-         * outcome benchmark's storm, memgov saw the new server accept clients 6-8 s after it did
-         * (samples 5 s apart), at 201-249M, and the kernel killed it before the next sample. */
+         * restart comes straight back, before any trend of the new process is known.
+         * Seen at 5 s samples: clients seen 6-8 s late, at 201-249M, killed before the next. */
         bool fresh = e->process_since > 0 &&
                      (k.starting || taking_clients_for(&k) < NEW_PROCESS_WATCH);
         bool near = k.ws_bp >= p->fast_above || e->level >= LEVEL_TRIM || fresh ||

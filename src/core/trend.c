@@ -117,9 +117,9 @@ static void estimate(Trend *t) {
 
         /* With drops in the window (trims that work, resets), what decides an OOM is whether the
          * peaks still climb: the slope of each segment's highest point. Segments memgov's own
-         * actions cut are one group: in the outcome benchmark's linear growth, a trim and an
-         * emergency reset 6 s apart made two peaks, the second lower, and the trend read
-         * "falling" for 45 s while the server rose 185M at 4M/s. */
+         * actions cut are one group: two actions close together make two peaks, the second
+         * lower, and the trend would read "falling" while the server still rises.
+         * Seen apart: "falling" for 45 s while the server rose 185M at 4M/s (trim, reset 6 s apart). */
         for (unsigned i = 0; i < n; i++) {
                 if (n_peaks > 0 && peaks[n_peaks - 1]->group == pts[i]->group) {
                         if (pts[i]->v >= peaks[n_peaks - 1]->v)
