@@ -11,7 +11,11 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "memgov/connect.h"
 #include "memgov/log.h"
+
+/* How long a listener at the control socket's path has to accept before it is taken for a stuck one. */
+#define CONTROL_PROBE_TIMEOUT USEC_PER_SEC
 
 bool control_peer_allowed(uid_t peer_uid, const gid_t *peer_groups, size_t n_groups, uid_t self_uid,
                           gid_t socket_gid) {
@@ -268,12 +272,17 @@ int control_listen(Manager *m) {
         m->control_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (m->control_fd < 0)
                 return log_error_errno(negative_errno(), "control socket: %m");
-        /* A socket left by a previous run that nobody listens on any more. */
-        if (connect(m->control_fd, (struct sockaddr *) &sa, sizeof(sa)) == 0) {
+        /* A socket left by a previous run that nobody listens on any more. Bounded: a listener
+         * that does not accept (its queue full) would hold the start for ever. */
+        r = connect_bounded(m->control_fd, (struct sockaddr *) &sa, sizeof(sa), CONTROL_PROBE_TIMEOUT);
+        if (r == 0 || r == -ETIMEDOUT) {
                 close(m->control_fd);
                 m->control_fd = -1;
-                return log_error_errno(-EADDRINUSE, "another memgov already governs this target (%s answers)",
-                                       m->socket_path);
+                if (r == 0)
+                        return log_error_errno(-EADDRINUSE, "another memgov already governs this target (%s answers)",
+                                               m->socket_path);
+                return log_error_errno(-EADDRINUSE, "a process listens on %s and accepts no connection within 1s (a "
+                                       "memgov that is stuck?): not taking its place", m->socket_path);
         }
         (void) unlink(m->socket_path);
         mode_t old = umask(0117);

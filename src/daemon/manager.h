@@ -18,6 +18,9 @@
  * the actuators; answers `memgov status` on its control socket. */
 
 #define MANAGER_HISTORY 64
+/* The metrics endpoint's connections at once (libmicrohttpd's limit), 4 from one address. */
+#define METRICS_CONNECTIONS 16
+#define METRICS_CONNECTIONS_PER_ADDRESS 4
 
 typedef struct ManagerOptions {
         TargetSpec target;
@@ -91,6 +94,13 @@ typedef struct Manager {
         char *metrics_buf;
         struct MHD_Daemon *httpd;
         sd_event_source *http_io, *http_timer;
+        /* The endpoint's connections as they came, each ended at METRICS_CONNECTION_LIFE whatever
+         * it sends: libmicrohttpd's own timeout is one of inactivity. */
+        struct MetricsConnection {
+                struct MHD_Connection *connection; /* NULL: a free slot */
+                int fd;                            /* libmicrohttpd's, valid while connection is set */
+                usec_t since;
+        } http_conns[METRICS_CONNECTIONS];
         char metrics_listening[96];
         int textfile_error;
 

@@ -24,6 +24,8 @@
  * lock and no second thread touching it. */
 
 #define METRICS_BUFFER (64 * 1024)
+/* A connection's whole life, however it trickles: a scrape takes milliseconds. */
+#define METRICS_CONNECTION_LIFE (10 * USEC_PER_SEC)
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* The exposition's buffer, taken when metrics are first configured, not when memory is short. */
@@ -87,26 +89,85 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return reply(c, MHD_HTTP_NOT_FOUND, "text/plain", not_found, sizeof(not_found) - 1, NULL);
 }
 
-static void arm_http_timer(Manager *m) {
+/* Each connection as libmicrohttpd starts and closes it: its socket and when it came. Everything
+ * here runs on the event loop's thread, libmicrohttpd too: a connection recorded is open. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+        Manager *m = cls;
+        struct MetricsConnection *slot = *socket_context;
+
+        if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+                if (slot)
+                        slot->connection = NULL;
+                *socket_context = NULL;
+                return;
+        }
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        for (unsigned i = 0; info && i < METRICS_CONNECTIONS; i++)
+                if (!m->http_conns[i].connection) {
+                        m->http_conns[i] = (struct MetricsConnection) {
+                                .connection = c, .fd = info->connect_fd, .since = now_clock(CLOCK_MONOTONIC) };
+                        *socket_context = &m->http_conns[i];
+                        return;
+                }
+}
+
+/* Connections past their life are shut down: libmicrohttpd sees the end of the stream at its
+ * next run and closes them. Returns when the next one is due (USEC_INFINITY: none), and in
+ * ret_ended whether one was shut down. */
+static usec_t end_old_connections(Manager *m, bool *ret_ended) {
+        usec_t now = now_clock(CLOCK_MONOTONIC), next = USEC_INFINITY;
+        *ret_ended = false;
+        for (unsigned i = 0; i < METRICS_CONNECTIONS; i++) {
+                struct MetricsConnection *c = &m->http_conns[i];
+                if (!c->connection)
+                        continue;
+                if (now - c->since >= METRICS_CONNECTION_LIFE) {
+                        (void) shutdown(c->fd, SHUT_RDWR); /* again at each run until it is closed */
+                        *ret_ended = true;
+                } else
+                        next = MIN(next, c->since + METRICS_CONNECTION_LIFE);
+        }
+        return next;
+}
+
+static unsigned open_connections(Manager *m) {
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(m->httpd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+        return info ? info->num_connections : 0;
+}
+
+static void run_http(Manager *m) {
         MHD_UNSIGNED_LONG_LONG ms;
-        if (MHD_get_timeout(m->httpd, &ms) == MHD_YES) {
-                (void) sd_event_source_set_time_relative(m->http_timer, ms * USEC_PER_MSEC);
+        bool ended;
+        MHD_run(m->httpd);
+        usec_t next = end_old_connections(m, &ended);
+        /* Again while connections close: those shut down above close at the next run, and at its
+         * connection limit libmicrohttpd watches its listening socket again only at the run after
+         * the one that closed some (nothing else would wake it: a new client stayed unanswered). */
+        for (unsigned i = 0; i < 3; i++) {
+                unsigned n = open_connections(m);
+                MHD_run(m->httpd);
+                if (open_connections(m) == n && !(i == 0 && ended))
+                        break;
+        }
+        usec_t now = now_clock(CLOCK_MONOTONIC);
+        usec_t due = next == USEC_INFINITY ? USEC_INFINITY : next > now ? next - now : 0;
+        if (MHD_get_timeout(m->httpd, &ms) == MHD_YES)
+                due = MIN(due, (usec_t) ms * USEC_PER_MSEC);
+        if (due != USEC_INFINITY) {
+                (void) sd_event_source_set_time_relative(m->http_timer, due);
                 (void) sd_event_source_set_enabled(m->http_timer, SD_EVENT_ONESHOT);
         } else
                 (void) sd_event_source_set_enabled(m->http_timer, SD_EVENT_OFF);
 }
 
 static int on_http_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Manager *m = userdata;
-        MHD_run(m->httpd);
-        arm_http_timer(m);
+        run_http(userdata);
         return 0;
 }
 
 static int on_http_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
-        MHD_run(m->httpd);
-        arm_http_timer(m);
+        run_http(userdata);
         return 0;
 }
 
@@ -166,12 +227,14 @@ int metrics_http_start(Manager *m) {
                                        where);
         }
         unsigned flags = MHD_USE_EPOLL | (strchr(p->metrics_address, ':') ? MHD_USE_IPv6 : 0);
+        memset(m->http_conns, 0, sizeof(m->http_conns));
         m->httpd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, m, MHD_OPTION_LISTEN_SOCKET, fd,
-                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned) 16,
+                                    MHD_OPTION_CONNECTION_LIMIT, (unsigned) METRICS_CONNECTIONS,
                                     /* No authentication: one client may not hold every slot. */
-                                    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned) 4, MHD_OPTION_CONNECTION_TIMEOUT,
-                                    (unsigned) 10, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 32 * 1024,
-                                    MHD_OPTION_END);
+                                    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned) METRICS_CONNECTIONS_PER_ADDRESS,
+                                    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) (METRICS_CONNECTION_LIFE / USEC_PER_SEC),
+                                    MHD_OPTION_NOTIFY_CONNECTION, on_connection, m,
+                                    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 32 * 1024, MHD_OPTION_END);
         if (!m->httpd) {
                 close(fd);
                 return log_error_errno(-EIO, "metrics: cannot start the HTTP server on %s", where);
@@ -193,7 +256,7 @@ int metrics_http_start(Manager *m) {
         }
         (void) sd_event_source_set_description(m->http_io, "metrics-http");
         (void) sd_event_source_set_description(m->http_timer, "metrics-http-timer");
-        arm_http_timer(m);
+        run_http(m);
         snprintf(m->metrics_listening, sizeof(m->metrics_listening), "%s", where);
         log_info("metrics: serving http://%s/metrics", where);
         return 0;

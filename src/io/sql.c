@@ -22,11 +22,13 @@
 #include <unistd.h>
 
 #include "memgov/clock.h"
+#include "memgov/connect.h"
 #include "memgov/fileio.h"
 #include "memgov/parse-proc.h"
 #include "memgov/sql.h"
 #include "memgov/target.h"
 #include "memgov/unix-diag.h"
+#include "memgov/units.h"
 
 /* Connector/C reads an option file in pieces of this many bytes. */
 #define OPTION_LINE_MAX 4094U
@@ -394,15 +396,22 @@ int sql_check_peer(int sock, pid_t server, const char *endpoint, char *why, size
  * connects again, to /proc/self/fd/N: that reaches the socket file our O_PATH descriptor pins,
  * and a socket file belongs to one listening socket for its whole life (a later bind() makes a
  * new file), so the library reaches the very socket checked here. */
-static int probe_peer(const char *fd_path, pid_t server, const char *endpoint, char *why, size_t why_size) {
+static int probe_peer(const char *fd_path, pid_t server, const char *endpoint, usec_t timeout, char *why,
+                      size_t why_size) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char t[FORMAT_TIMESPAN_MAX];
         int r;
 
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", fd_path);
         _cleanup_close_ int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (s < 0 || connect(s, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
-                r = negative_errno();
-                snprintf(why, why_size, "cannot connect to %s: %s", endpoint, strerror(-r));
+        /* Bounded: a listener that never accepts (its queue full) would hold every action. */
+        r = s < 0 ? negative_errno() : connect_bounded(s, (struct sockaddr *) &sa, sizeof(sa), timeout);
+        if (r < 0) {
+                if (r == -ETIMEDOUT)
+                        snprintf(why, why_size, "cannot connect to %s: not accepted within sql.connect-timeout %s "
+                                                "(its queue of connections full)", endpoint, format_timespan(t, timeout));
+                else
+                        snprintf(why, why_size, "cannot connect to %s: %s", endpoint, strerror(-r));
                 return r == -ENOENT ? -ECONNREFUSED : r;
         }
         return sql_check_peer(s, server, endpoint, why, why_size);
@@ -593,7 +602,7 @@ static int connect_new(const Policy *p, pid_t server_pid, SqlConn *ret, char *wh
                 /* With a server process known, whoever listens must be it, even behind a socket
                  * path given in the policy; without one ([sql] socket alone), the policy's path
                  * is trusted as it is. */
-                if (server_pid > 0 && (r = probe_peer(fd_path, server_pid, ret->endpoint, why, why_size)) < 0)
+                if (server_pid > 0 && (r = probe_peer(fd_path, server_pid, ret->endpoint, p->sql_connect_timeout, why, why_size)) < 0)
                         return r;
         }
         if (p->sql_option_file[0]) {

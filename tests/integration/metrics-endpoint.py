@@ -174,6 +174,40 @@ def run(tmp):
         fail(f"with 20 idle connections from 127.0.0.3, a scrape from 127.0.0.2: {status} after {took:.1f}s")
     ok(f"20 idle connections from one address: a scrape from another answered in {took * 1000:.0f} ms")
 
+    # Clients that trickle a byte every 2 s (each well within an inactivity timeout) from four
+    # addresses, four each: every slot of the endpoint taken. Each connection's whole life is
+    # bounded: once they are ended, a scrape is answered.
+    trickle = []
+    for a in range(4, 8):
+        for _ in range(4):
+            c = socket.socket()
+            c.bind((f"127.0.0.{a}", 0))
+            c.settimeout(2)
+            c.connect(("127.0.0.1", port))
+            c.sendall(b"GET /metrics HTTP/1.1\r\n")
+            trickle.append(c)
+    t0 = time.monotonic()
+    ended = set()
+    while time.monotonic() - t0 < 20 and len(ended) < len(trickle):
+        for i, c in enumerate(trickle):
+            if i in ended:
+                continue
+            try:
+                c.sendall(b"X")
+            except OSError:
+                ended.add(i)
+        time.sleep(2)
+    took = time.monotonic() - t0
+    if len(ended) < len(trickle):
+        fail(f"{len(trickle) - len(ended)} of {len(trickle)} trickling connections still open after {took:.0f}s")
+    status = scrape(port, "/metrics")[0]
+    for c in trickle:
+        c.close()
+    if status != 200:
+        fail(f"after the trickling connections: a scrape got {status}")
+    ok(f"16 connections trickling a byte every 2 s from four addresses: all ended within {took:.0f}s, "
+       f"then a scrape answered")
+
     st = os.stat(textfile)
     if st.st_mode & 0o777 != 0o644:
         fail(f"textfile mode {oct(st.st_mode & 0o777)}")

@@ -220,6 +220,38 @@ def run(tmp):
     ok("clean exit after all of it")
 
     state_dir_writable_by_others(tmp, cg, proc, policy)
+    control_socket_never_accepting(tmp, cg, proc, policy)
+
+
+def control_socket_never_accepting(tmp, cg, proc, policy):
+    """A listener at the control socket's path that never accepts, its queue full: memgov's check
+    for a running memgov there used to wait in connect() for ever."""
+    path = os.path.join(tmp, "held.sock")
+    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    held.bind(path)
+    held.listen(0)
+    waiting = []
+    while True:
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.setblocking(False)
+        try:
+            c.connect(path)
+            waiting.append(c)
+        except BlockingIOError:
+            c.close()
+            break
+    t0 = time.monotonic()
+    r = subprocess.run([MEMGOV, "run", "--dry-run", "--cgroup-root", cg, "--proc-root", proc, "--cgroup", "/db",
+                        "--policy", policy, "--socket", path, "--state-dir", ""], capture_output=True, text=True,
+                       timeout=30)
+    took = time.monotonic() - t0
+    if r.returncode == 0 or "accepts no connection within 1s" not in r.stderr or took > 10:
+        fail(f"a control socket path held by a listener that never accepts: exit {r.returncode} after {took:.1f}s:\n"
+             f"{r.stderr}")
+    ok(f"a listener that never accepts at the control socket's path: refused in {took:.1f}s, not waited for")
+    held.close()
+    for c in waiting:
+        c.close()
 
 
 def state_dir_writable_by_others(tmp, cg, proc, policy):

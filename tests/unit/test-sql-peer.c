@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memgov/clock.h"
+#include "memgov/policy.h"
 #include "memgov/sql.h"
 
 /* A child listening on path as uid (stays until killed); returns its pid. */
@@ -89,9 +91,63 @@ static void test_peer(void **state) {
         stop(server);
 }
 
+/* A socket whose listener never accepts, its queue full (listen(0), then clients left waiting):
+ * connect() alone waits for an accept that never comes. */
+static int never_accepting(const char *path) {
+        int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        assert_true(s >= 0);
+        assert_int_equal(bind(s, (struct sockaddr *) &sa, sizeof(sa)), 0);
+        assert_int_equal(listen(s, 0), 0);
+        for (unsigned i = 0; i < 8; i++) {
+                int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                if (connect(c, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                        assert_int_equal(errno, EAGAIN);
+                        close(c);
+                        return s; /* full */
+                }
+        }
+        fail_msg("the listener's queue never filled");
+        return -1;
+}
+
+/* The connection to the server, bounded by sql.connect-timeout: the peer check's own connect
+ * (with a server process known) and the client library's (a socket of the policy's alone). */
+static void test_connect_bounded(void **state) {
+        char dir[] = "/tmp/memgov-sql-connect.XXXXXX", why[512];
+        Policy p;
+        SqlConn c;
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(policy_load_default(&p), 0);
+        snprintf(p.sql_socket, sizeof(p.sql_socket), "%s/full.sock", dir);
+        p.sql_connect_timeout = USEC_PER_SEC;
+        int listening = never_accepting(p.sql_socket);
+
+        for (int with_server = 1; with_server >= 0; with_server--) {
+                usec_t t0 = now_clock(CLOCK_MONOTONIC);
+                int r = sql_connect(&p, with_server ? getpid() : 0, &c, why, sizeof(why));
+                usec_t took = now_clock(CLOCK_MONOTONIC) - t0;
+                if (r >= 0)
+                        fail_msg("connected to a listener that never accepts");
+                if (took > 3 * USEC_PER_SEC)
+                        fail_msg("%s: gave up after %.1f s, past sql.connect-timeout 1 s: %s",
+                                 with_server ? "the peer check" : "the library", (double) took / USEC_PER_SEC, why);
+                if (with_server) {
+                        assert_int_equal(r, -ETIMEDOUT);
+                        assert_string_contains(why, "not accepted within sql.connect-timeout 1s");
+                }
+        }
+        close(listening);
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        (void) !system(cmd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_peer),
+                cmocka_unit_test(test_connect_bounded),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
