@@ -70,6 +70,10 @@ typedef struct MappedLib {
         unsigned dev_major, dev_minor;
         uint64_t inode;
         bool deleted; /* replaced on disk since it was mapped (a package upgrade) */
+        /* The path as the kernel printed it cannot be told from another: "\012" in it is a newline
+         * the kernel escaped or those four characters of the name (it escapes no backslash).
+         * Only /proc/PID/map_files reaches the file mapped. */
+        bool path_unclear;
 } MappedLib;
 
 typedef struct ProcMaps {

@@ -158,24 +158,44 @@ static const char *path_in_root(pid_t pid, const char *path, char *buf, size_t s
         return below ? below : path;
 }
 
+/* Opens a file for reading only once it is known to be a regular file: an O_PATH descriptor
+ * first (opening nothing), then the very inode it pins. A device node put where the target maps
+ * its library is never opened (a device's open has effects: /dev/watchdog opened and closed
+ * without its magic close arms a reboot), a FIFO never blocks. -ENOEXEC for a file that is not a
+ * regular one: something is being played on memgov. */
+static int open_regular(int pathfd, const char *name, char *why, size_t why_size) {
+        int fd = reopen_regular(pathfd, O_RDONLY | O_NONBLOCK, NULL);
+        if (fd == -EBADFD) {
+                snprintf(why, why_size, "%s is not a regular file: not opened", name);
+                return -ENOEXEC;
+        }
+        if (fd < 0)
+                snprintf(why, why_size, "cannot open %s: %s", name, strerror(-fd));
+        return fd;
+}
+
 /* Reads the target's own copy of a library: by path within its root (the very file mapped:
  * same inode, else same content), else through map_files (a library replaced on disk since it
- * was mapped; that needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE). */
+ * was mapped, or whose path the maps cannot give exactly; that needs CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE). */
 static int load_lib(pid_t pid, const MappedLib *lib, uint8_t **ret, size_t *ret_size, char *why, size_t why_size) {
         char path[PATH_MAX + 64], root[PATH_MAX];
         struct stat st;
         int r;
 
-        if (!lib->deleted) {
+        if (!lib->deleted && !lib->path_unclear) {
                 const char *inside = path_in_root(pid, lib->path, root, sizeof(root));
                 snprintf(path, sizeof(path), "%s in the root of process %d", inside, (int) pid);
-                _cleanup_close_ int fd = open_in_process_root(pid, inside, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+                _cleanup_close_ int pathfd = open_in_process_root(pid, inside, O_PATH);
+                _cleanup_close_ int fd = pathfd >= 0 ? open_regular(pathfd, path, why, why_size) : -1;
+                /* Not a regular file where the target maps its libc: stop here rather than look
+                 * elsewhere. */
+                if (fd == -ENOEXEC)
+                        return fd;
                 if (fd >= 0) {
                         _cleanup_free_ uint8_t *image = NULL;
                         size_t size;
                         r = read_image(fd, path, &image, &size, &st, why, why_size);
-                        /* Not a regular file where the target maps its libc: something is being
-                         * played on us; stop here rather than look elsewhere. */
                         if (r == -ENOEXEC)
                                 return r;
                         if (r >= 0 && ((st.st_ino == lib->inode && major(st.st_dev) == lib->dev_major &&
@@ -189,15 +209,22 @@ static int load_lib(pid_t pid, const MappedLib *lib, uint8_t **ret, size_t *ret_
         }
         snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int) pid, (unsigned long long) lib->base,
                  (unsigned long long) lib->base_end);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0) {
+        _cleanup_close_ int pathfd = open(path, O_PATH | O_CLOEXEC);
+        if (pathfd < 0) {
                 r = negative_errno();
                 snprintf(why, why_size, "cannot open the target's own %s: %s%s", lib->path, strerror(-r),
-                         r == -EPERM && lib->deleted ? " (the library was replaced on disk since the server "
-                                                       "started: restart the server, or give memgov "
-                                                       "CAP_CHECKPOINT_RESTORE)" : "");
+                         r != -EPERM              ? ""
+                         : lib->path_unclear      ? " (its path in /proc/PID/maps holds \"\\012\", a newline or those "
+                                                    "characters: the file is reached only through map_files, which "
+                                                    "needs CAP_CHECKPOINT_RESTORE)"
+                         : lib->deleted           ? " (the library was replaced on disk since the server started: "
+                                                    "restart the server, or give memgov CAP_CHECKPOINT_RESTORE)"
+                                                  : "");
                 return r;
         }
+        _cleanup_close_ int fd = open_regular(pathfd, path, why, why_size);
+        if (fd < 0)
+                return fd;
         return read_image(fd, path, ret, ret_size, &st, why, why_size);
 }
 

@@ -348,8 +348,8 @@ static bool span_contains(Span s, const char *needle) {
         return false;
 }
 
-static int record_lib(MappedLib *lib, Span path, bool deleted, uint64_t start, uint64_t end, uint64_t offset,
-                      unsigned maj, unsigned min, uint64_t inode) {
+static int record_lib(MappedLib *lib, Span path, bool deleted, bool unclear, uint64_t start, uint64_t end,
+                      uint64_t offset, unsigned maj, unsigned min, uint64_t inode) {
         /* The first mapping at offset 0 is where the ELF image starts. */
         if (lib->found || offset != 0)
                 return 0;
@@ -362,6 +362,7 @@ static int record_lib(MappedLib *lib, Span path, bool deleted, uint64_t start, u
         lib->dev_minor = min;
         lib->inode = inode;
         lib->deleted = deleted;
+        lib->path_unclear = unclear;
         return 0;
 }
 
@@ -393,7 +394,14 @@ int proc_maps_add_line(ProcMaps *m, const char *line, size_t len) {
             maj > UINT32_MAX || min > UINT32_MAX)
                 return -EBADMSG;
 
-        Span path = span_strip(rest);
+        /* The path, after the kernel's padding, exactly as printed: a name may end in blanks, so
+         * nothing is stripped at its end (the line's '\n' is not part of it). */
+        Span path = rest;
+        while (path.n > 0 && path.p[0] == ' ') {
+                path.p++;
+                path.n--;
+        }
+        bool unclear = span_contains(path, "\\012");
         bool deleted = false;
         if (path.n > STRLEN(" (deleted)") && span_endswith(path, " (deleted)")) {
                 path.n -= STRLEN(" (deleted)");
@@ -421,7 +429,7 @@ int proc_maps_add_line(ProcMaps *m, const char *line, size_t len) {
                 lib = &m->allocator_lib;
         }
         if (lib)
-                return record_lib(lib, path, deleted, start, end, offset, (unsigned) maj, (unsigned) min, inode);
+                return record_lib(lib, path, deleted, unclear, start, end, offset, (unsigned) maj, (unsigned) min, inode);
         return 0;
 }
 

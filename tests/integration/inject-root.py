@@ -11,11 +11,20 @@ with the directory of its libc covered by another after it started:
   truncate  libc.so.6 is a copy of libc that is truncated and written back again and again while
             memgov reads it: memgov must never die of it (it parses a private copy, not a
             mapping of the file that SIGBUS would kill it through).
+  device    libc.so.6 is a character device: memgov must refuse it without opening it (a
+            device's open has effects: /dev/watchdog's arms a reboot), seen by inotify on it.
+  newline   the target's libc is mapped from a directory whose name holds a newline, which the
+            kernel prints as "\012" (and a name may hold those four characters): a directory so
+            named, its libc.so.6 a device, is never opened; the file mapped is reached through
+            /proc/PID/map_files where memgov may (root), and the trim is refused, saying why,
+            where it may not.
 usage: inject-root.py MEMGOV INJECT_TARGET [CASE...]"""
+import ctypes
 import json
 import os
 import random
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -158,12 +167,106 @@ def truncate_case(tmp):
         t.kill()
 
 
+IN_OPEN = 0x20
+
+
+class OpenWatch:
+    """inotify IN_OPEN on one file: whether anyone opened it (an O_PATH descriptor is no open)."""
+
+    def __init__(self, path):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0 or self.libc.inotify_add_watch(self.fd, os.fsencode(path), IN_OPEN) < 0:
+            fail(f"inotify on {path}: {os.strerror(ctypes.get_errno())}")
+
+    def opened(self):
+        try:
+            return len(os.read(self.fd, 4096)) > 0
+        except BlockingIOError:
+            return False
+
+    def close(self):
+        os.close(self.fd)
+
+
+def device_node(path):
+    """/dev/null's numbers: an open by mistake does nothing, and shows."""
+    os.mknod(path, 0o644 | stat.S_IFCHR, os.makedev(1, 3))
+    watch = OpenWatch(path)
+    return watch
+
+
+def opened_at_all(watch, path):
+    """The positive control: our own open of the node is seen (the file system lets devices open)."""
+    os.close(os.open(path, os.O_RDONLY))
+    if not watch.opened():
+        fail(f"inotify did not see an open of {path}: the check proves nothing here")
+
+
+def device_case(tmp):
+    t, libc, stage = start(tmp, "device")
+    try:
+        node = os.path.join(stage, "libc.so.6")
+        watch = device_node(node)
+        in_namespace(t.pid, f"mount --bind {stage} {os.path.dirname(libc)}")
+        code, rep, took = trim(t.pid)
+        if code == 0 or "not a regular file" not in (rep.get("error") or ""):
+            fail(f"device: a character device as libc was not refused: {rep}")
+        if watch.opened():
+            fail("device: memgov opened the device node named like libc (as root) before refusing it")
+        opened_at_all(watch, node)
+        watch.close()
+        check_target(t, "device")
+        print(f"inject-root: ok: device: refused in {took:.2f} s without opening it: {rep['error']}")
+        t.stop()
+    finally:
+        t.kill()
+
+
+def newline_case(tmp):
+    mapped = os.path.join(tmp, "lib\nx")        # what the target maps its libc from
+    decoy = os.path.join(tmp, "lib\\012x")      # the path as /proc/PID/maps prints it
+    os.mkdir(mapped)
+    os.mkdir(decoy)
+    shutil.copy("/lib/x86_64-linux-gnu/libc.so.6" if os.path.exists("/lib/x86_64-linux-gnu/libc.so.6")
+                else libc_of(os.getpid()), os.path.join(mapped, "libc.so.6"))
+    node = os.path.join(decoy, "libc.so.6")
+    watch = device_node(node)
+    env = dict(os.environ, LD_LIBRARY_PATH=mapped)
+    t = Target(BINARY, 300, 400, env=env)
+    try:
+        if libc_of(t.pid) != os.path.join(decoy, "libc.so.6"):
+            fail(f"newline: the target's libc is mapped as {libc_of(t.pid)!r}, expected the escaped name")
+        code, rep, took = trim(t.pid)
+        if code != 0 or not rep.get("ok"):
+            fail(f"newline: the trim of a libc mapped from a name with a newline failed as root: {rep}")
+        check_target(t, "newline")
+        # Without the capability map_files needs: refused, and said why.
+        args = ["setpriv", "--inh-caps=-all", "--bounding-set=-sys_admin,-checkpoint_restore", "--",
+                MEMGOV, "trim", "--pid", str(t.pid), "--method", "ptrace", "--json"]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=BOUND)
+        rep2 = json.loads(r.stdout) if r.stdout.strip() else {}
+        if r.returncode == 0 or "map_files" not in (rep2.get("error") or ""):
+            fail(f"newline: without CAP_SYS_ADMIN the trim was not refused with the reason: {r.stdout} {r.stderr}")
+        if watch.opened():
+            fail("newline: memgov opened the device at the path as /proc/PID/maps prints it")
+        opened_at_all(watch, node)
+        watch.close()
+        check_target(t, "newline")
+        print(f"inject-root: ok: newline: libc mapped from a name with a newline: trimmed through map_files in "
+              f"{took:.2f} s; without the capability: {rep2['error']}; the decoy never opened")
+        t.stop()
+    finally:
+        t.kill()
+
+
 def main():
     if os.geteuid() != 0:
         fail("needs root (mount namespaces, ptrace)")
     tmp = tempfile.mkdtemp(prefix="memgov-inject-root-")
     try:
-        cases = {"symlink": symlink_case, "fifo": fifo_case, "truncate": truncate_case}
+        cases = {"symlink": symlink_case, "fifo": fifo_case, "truncate": truncate_case, "device": device_case,
+                 "newline": newline_case}
         for name in sys.argv[3:] or cases:
             cases[name](tmp)
     finally:

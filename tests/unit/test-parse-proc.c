@@ -213,6 +213,16 @@ static void test_maps_synthetic(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 assert_int_equal(parse_proc_maps(bad[i], strlen(bad[i]), &m), -EBADMSG);
         assert_int_equal(parse_proc_maps("", 0, &m), -ENODATA);
+        /* The path exactly as printed: a name may end in blanks (nothing stripped at the end), and
+         * "\012" may be a newline the kernel escaped or four characters of the name: unclear. */
+        const char odd[] =
+                "7f00-8f00 r--p 00000000 fe:01 9                          /opt/lib\\012x/libc.so.6\n"
+                "9f00-af00 r--p 00000000 fe:01 8                          /opt/jemalloc/libjemalloc.so.2  \n";
+        assert_int_equal(parse_proc_maps(odd, strlen(odd), &m), 0);
+        assert_string_equal(m.libc.path, "/opt/lib\\012x/libc.so.6");
+        assert_true(m.libc.path_unclear);
+        assert_string_equal(m.allocator_lib.path, "/opt/jemalloc/libjemalloc.so.2  ");
+        assert_false(m.allocator_lib.path_unclear);
         /* A musl process: no glibc, no allocator we know. */
         const char musl[] = "7f00-8f00 r-xp 00000000 fe:01 5 /lib/ld-musl-x86_64.so.1\n";
         assert_int_equal(parse_proc_maps(musl, strlen(musl), &m), 0);
