@@ -48,6 +48,7 @@ typedef enum DecisionCode {
         EFFECT_FAILED_GONE, /* failed against a server process that is gone: no backoff */
         EFFECT_FAILED_CARRY, /* the lowering carried to a new server process failed: tried again at once */
         EFFECT_DONE_GONE,    /* done against a server process that is gone: not measured for the new one */
+        EFFECT_NOT_DONE,     /* not carried out, through no fault of its own: not judged, no backoff */
         /* DECISION_EVENT */
         EVENT_OOM_KILL,
         EVENT_RESTART_DONE,

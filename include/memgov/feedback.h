@@ -18,12 +18,14 @@ typedef struct ActionResult {
         usec_t held;           /* trim by ptrace: how long a thread of the server was stopped */
         char detail[512];      /* what was done (or would have been), for the log and status */
         bool explained;        /* on failure, detail says why in full: no errno text after it */
+        bool not_done;         /* with no error: nothing was carried out, through no fault of its own */
 } ActionResult;
 
 /* What the next sample tells the engine about the actions finished since the previous one. */
 typedef struct ActionFeedback {
         unsigned failed;   /* bits 1 << ActionKind */
         unsigned reported; /* bits 1 << ActionKind: freed[] holds what it measured */
+        unsigned not_done; /* bits 1 << ActionKind: not carried out (ActionResult.not_done) */
         uint64_t freed[_ACTION_KIND_MAX];
 } ActionFeedback;
 

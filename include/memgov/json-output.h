@@ -18,3 +18,8 @@ json_object *decision_to_json(const EngineOutput *out, const Decision *d, usec_t
  * params()) added to o; nothing for other decisions. */
 void decision_params_add_json(json_object *o, const Decision *d);
 json_object *summary_to_json(const ReplaySummary *s);
+
+/* Every string of o, and of what it holds, with escape_untrusted() applied (a NUL inside one
+ * written as \x00): text from the server's side (its process name, a session's host, the
+ * server's errors, a path in its root) printed as JSON or from JSON, never a control that acts. */
+void json_escape_untrusted(json_object *o);

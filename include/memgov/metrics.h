@@ -50,5 +50,6 @@ typedef struct MetricsView {
  * (buf then holds a truncated, still NUL-terminated text). */
 int metrics_render(const MetricsView *v, char *buf, size_t size);
 
-/* Escapes a label value (backslash, double quote, new line) into buf; truncates to fit. */
+/* Escapes a label value into buf, truncated to fit: its controls as escape_untrusted() writes
+ * them, then backslash, double quote and new line as the exposition format wants them. */
 void metrics_escape_label(const char *s, char *buf, size_t size);

@@ -56,6 +56,9 @@ typedef struct Sample {
 
         unsigned failed; /* bit (1 << ActionKind): that action failed since the previous sample */
         unsigned pending; /* bit (1 << ActionKind): decided, handed to the actuators, not finished yet */
+        /* bit (1 << ActionKind): finished without being carried out, through no fault of its own
+         * (memgov_trim() answers NULL within 10 s of a trim another account called): not judged */
+        unsigned not_done;
         /* memory.high and memory.max cannot be written (a read-only cgroup file system, as in a
          * container): throttling and the memory.max raise for a restart are not available. */
         unsigned limits_readonly;

@@ -30,3 +30,16 @@ typedef struct StrBuf {
 
 void strbuf_init(StrBuf *b, char *buf, size_t size);
 _printf_(2, 3) bool strbuf_printf(StrBuf *b, const char *fmt, ...);
+
+/* Text from the server's side (a process name, a session's user, host or query, a path in its
+ * root, an error it sent) made safe for every output memgov writes it to (a terminal, the log,
+ * the journal, JSON, the metrics): each control character is written as \xNN, byte by byte —
+ * C0 (0x00-0x1f), DEL (0x7f), C1 (U+0080-U+009F, as UTF-8 encodes it) — and so is each byte
+ * that is not part of valid UTF-8 (a lone 0x9b is CSI to a terminal in 8-bit mode). Printable
+ * ASCII and valid UTF-8 stay as they are. Into buf, cut short to fit, never inside an escape or
+ * a character; returns buf. */
+char *escape_untrusted(const char *s, char *buf, size_t size);
+/* The size of buf that holds s escaped whole, its NUL included. */
+size_t escape_untrusted_size(const char *s);
+/* Whether s would be changed by it. */
+bool untrusted_needs_escape(const char *s);

@@ -385,10 +385,17 @@ int trim_by_ptrace(pid_t pid, uint64_t starttime, pid_t tid, bool dry_run, int p
         return 0;
 }
 
+typedef struct TrimAnswer {
+        bool null; /* NULL: another trim within the function's interval, nothing trimmed now */
+        uint64_t freed;
+} TrimAnswer;
+
 static int parse_freed(void *userdata, unsigned n, char **row) {
-        uint64_t *freed = userdata;
+        TrimAnswer *a = userdata;
         if (n >= 1 && row[0])
-                *freed = strtoull(row[0], NULL, 10);
+                a->freed = strtoull(row[0], NULL, 10);
+        else
+                a->null = true;
         return 0;
 }
 
@@ -431,10 +438,10 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
                 }
                 return r;
         }
-        uint64_t freed = 0;
+        TrimAnswer answer = {};
         (void) process_rss(pid, &ret->rss_before);
         usec_t t0 = now_clock(CLOCK_MONOTONIC);
-        r = sql_run(&c, "SELECT memgov_trim()", parse_freed, &freed, why, why_size);
+        r = sql_run(&c, "SELECT memgov_trim()", parse_freed, &answer, why, why_size);
         ret->duration = now_clock(CLOCK_MONOTONIC) - t0;
         sql_close(&c);
         if (r == -ENOENT) {
@@ -443,9 +450,15 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
         }
         if (r < 0)
                 return r;
+        /* Not a trim that freed nothing, which would mark the rung as not helping: an account
+         * calling the function every 10 s would keep memgov's trim from ever counting. */
+        if (answer.null) {
+                ret->not_done = true;
+                return 0;
+        }
         (void) process_rss(pid, &ret->rss_after);
         ret->has_freed = true;
-        ret->freed = ret->rss_after && ret->rss_before > ret->rss_after ? ret->rss_before - ret->rss_after : freed;
+        ret->freed = ret->rss_after && ret->rss_before > ret->rss_after ? ret->rss_before - ret->rss_after : answer.freed;
         return 0;
 }
 
@@ -489,6 +502,12 @@ void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why
                 snprintf(buf, size, "would call memgov_trim() over SQL in process %d", (int) pid);
                 return;
         }
+        if (r->method == TRIM_SQL && r->not_done) {
+                snprintf(buf, size, "memgov_trim() over SQL in %d trimmed nothing: another trim ran in the server "
+                                    "within its last 10 s (any account may call the function); not counted",
+                         (int) pid);
+                return;
+        }
         if (r->method == TRIM_SQL) {
                 snprintf(buf, size, "%s memgov_trim() over SQL in %d: call %s, RSS %s -> %s, freed %s",
                          allocator_to_string(r->allocator), (int) pid,
@@ -527,6 +546,8 @@ json_object *trim_report_json(pid_t pid, const TrimReport *r, int error, const c
         json_object_object_add(o, "rss_before", json_object_new_uint64(r->rss_before));
         json_object_object_add(o, "rss_after", json_object_new_uint64(r->rss_after));
         json_object_object_add(o, "freed", json_object_new_uint64(r->freed));
+        /* sql: the function trimmed nothing, another trim having run within its interval */
+        json_object_object_add(o, "not_done", json_object_new_boolean(r->not_done));
         return o;
 }
 
@@ -550,6 +571,7 @@ int trim_action(void *userdata, const ActionContext *c, const Decision *d, Actio
                 ret->explained = why[0] != '\0'; /* the injection's or the server's own words */
                 return r;
         }
+        ret->not_done = rep.not_done;
         if (rep.has_freed && !c->dry_run) {
                 ret->has_freed = true;
                 ret->freed = rep.freed;

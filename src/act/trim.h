@@ -31,6 +31,9 @@ typedef struct TrimReport {
         usec_t duration;      /* of the call */
         uint64_t rss_before, rss_after, freed;
         bool has_freed;
+        /* sql: memgov_trim() answered NULL: another trim ran in the server within its last 10 s
+         * (any account may call it), and this call trimmed nothing */
+        bool not_done;
 } TrimReport;
 
 /* Whether this process may be traced by us, and if not, why (Yama, capabilities, another

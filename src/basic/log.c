@@ -12,6 +12,7 @@
 #include <systemd/sd-journal.h>
 
 #include "memgov/log.h"
+#include "memgov/strutil.h"
 
 /* Process-wide logging settings: the only mutable state outside the Manager. */
 static int max_level = LOG_INFO;
@@ -76,10 +77,15 @@ static const char *level_prefix(int level) {
         }
 }
 
-static void emit(int level, const char *message_id, const char *const *fields, int error, const char *msg) {
+static void emit(int level, const char *message_id, const char *const *fields, int error, const char *raw) {
+        /* One message, one line, and nothing in it that acts: text from the server's side (a
+         * process name, a session's host, an error from the server) cannot start a line that
+         * reads like memgov's own, nor move a terminal that shows the log or the journal. */
+        char msg[4 * 2048 + 1];
+        escape_untrusted(raw, msg, sizeof(msg));
         if (target == LOG_TARGET_JOURNAL) {
                 struct iovec iov[32];
-                char prio[32], mid[64], errbuf[32], *m = NULL;
+                char prio[32], mid[64], errbuf[32], *m = NULL, field[16][4 * 256 + 1];
                 size_t n = 0;
 
                 snprintf(prio, sizeof(prio), "PRIORITY=%d", level);
@@ -92,8 +98,10 @@ static void emit(int level, const char *message_id, const char *const *fields, i
                         snprintf(errbuf, sizeof(errbuf), "ERRNO=%d", abs(error));
                         iov[n++] = (struct iovec) { errbuf, strlen(errbuf) };
                 }
-                for (size_t i = 0; fields && fields[i] && n < ELEMENTSOF(iov) - 2; i++)
-                        iov[n++] = (struct iovec) { (void *) fields[i], strlen(fields[i]) };
+                for (size_t i = 0; fields && fields[i] && i < ELEMENTSOF(field) && n < ELEMENTSOF(iov) - 2; i++) {
+                        escape_untrusted(fields[i], field[i], sizeof(field[i]));
+                        iov[n++] = (struct iovec) { field[i], strlen(field[i]) };
+                }
                 iov[n++] = (struct iovec) { (void *) "SYSLOG_IDENTIFIER=memgov", STRLEN("SYSLOG_IDENTIFIER=memgov") };
                 if (asprintf(&m, "MESSAGE=%s", msg) >= 0) {
                         iov[n++] = (struct iovec) { m, strlen(m) };
@@ -105,18 +113,7 @@ static void emit(int level, const char *message_id, const char *const *fields, i
                 }
                 /* The journal refused: fall through to stderr, which it also collects. */
         }
-        /* One message, one line: text from the server's side (a process name, a session's host, an
-         * error from the server) cannot start a line that reads like memgov's own. */
-        char line[4 * 2048 + 1];
-        size_t j = 0;
-        for (const unsigned char *p = (const unsigned char *) msg; *p && j + 5 < sizeof(line); p++) {
-                if (*p < 0x20 || *p == 0x7f)
-                        j += (size_t) snprintf(line + j, sizeof(line) - j, "\\x%02x", *p);
-                else
-                        line[j++] = (char) *p;
-        }
-        line[j] = '\0';
-        fprintf(stderr, "memgov: %s%s\n", level_prefix(level), line);
+        fprintf(stderr, "memgov: %s%s\n", level_prefix(level), msg);
 }
 
 int log_full_errno(int level, int error, const char *fmt, ...) {

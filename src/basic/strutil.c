@@ -135,3 +135,103 @@ bool parse_decimal_u64(const char *s, uint64_t *ret) {
         *ret = v;
         return true;
 }
+
+/* The length of the valid UTF-8 sequence at p (at most n bytes) and its code point, or 0 when it
+ * is none (a stray continuation byte, a cut or overlong sequence, a surrogate, past U+10FFFF). */
+static size_t utf8_sequence(const unsigned char *p, size_t n, uint32_t *ret) {
+        size_t len;
+        uint32_t c, min;
+        if (p[0] < 0x80) {
+                *ret = p[0];
+                return 1;
+        }
+        if ((p[0] & 0xe0) == 0xc0)
+                len = 2, c = p[0] & 0x1f, min = 0x80;
+        else if ((p[0] & 0xf0) == 0xe0)
+                len = 3, c = p[0] & 0x0f, min = 0x800;
+        else if ((p[0] & 0xf8) == 0xf0)
+                len = 4, c = p[0] & 0x07, min = 0x10000;
+        else
+                return 0;
+        if (len > n)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                c = c << 6 | (p[i] & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+                return 0;
+        *ret = c;
+        return len;
+}
+
+/* Bytes at p to write as \xNN (k > 0), or to copy as they are (k < 0); |k| bytes either way. */
+static ssize_t untrusted_run(const unsigned char *p, size_t n) {
+        uint32_t c;
+        size_t len = utf8_sequence(p, n, &c);
+        if (len == 0)
+                return 1;
+        if (c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f))
+                return (ssize_t) len;
+        return -(ssize_t) len;
+}
+
+char *escape_untrusted(const char *s, char *buf, size_t size) {
+        assert(s);
+        assert(buf);
+        const unsigned char *p = (const unsigned char *) s;
+        size_t n = strlen(s), j = 0;
+        static const char hex[] = "0123456789abcdef";
+
+        if (size == 0)
+                return buf;
+        while (n > 0) {
+                ssize_t k = untrusted_run(p, n);
+                size_t len = (size_t) (k < 0 ? -k : k), out = k < 0 ? len : 4 * len;
+                if (j + out >= size)
+                        break;
+                for (size_t i = 0; i < len; i++) {
+                        if (k < 0) {
+                                buf[j++] = (char) p[i];
+                                continue;
+                        }
+                        buf[j++] = '\\';
+                        buf[j++] = 'x';
+                        buf[j++] = hex[p[i] >> 4];
+                        buf[j++] = hex[p[i] & 15];
+                }
+                p += len;
+                n -= len;
+        }
+        buf[j] = '\0';
+        return buf;
+}
+
+size_t escape_untrusted_size(const char *s) {
+        assert(s);
+        const unsigned char *p = (const unsigned char *) s;
+        size_t n = strlen(s), total = 1;
+        while (n > 0) {
+                ssize_t k = untrusted_run(p, n);
+                size_t len = (size_t) (k < 0 ? -k : k);
+                total += k < 0 ? len : 4 * len;
+                p += len;
+                n -= len;
+        }
+        return total;
+}
+
+bool untrusted_needs_escape(const char *s) {
+        assert(s);
+        const unsigned char *p = (const unsigned char *) s;
+        size_t n = strlen(s);
+        while (n > 0) {
+                ssize_t k = untrusted_run(p, n);
+                if (k > 0)
+                        return true;
+                p += (size_t) -k;
+                n -= (size_t) -k;
+        }
+        return false;
+}

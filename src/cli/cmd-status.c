@@ -198,46 +198,8 @@ static const char *bytes_or_max(json_object *o, const char *key, char buf[static
         return format_bytes(buf, (uint64_t) json_object_get_int64(v));
 }
 
-/* Text in the status comes partly from the server's side (its process name, a session's host,
- * the server's errors): on a terminal, a control character (an escape sequence) would act, not
- * show. Each one becomes '?' before anything is printed. */
-static void sanitize_strings(json_object *o) {
-        switch (json_object_get_type(o)) {
-        case json_type_object: {
-                json_object_object_foreach(o, key, val) {
-                        (void) key;
-                        sanitize_strings(val);
-                }
-                break;
-        }
-        case json_type_array:
-                for (size_t i = 0; i < json_object_array_length(o); i++)
-                        sanitize_strings(json_object_array_get_idx(o, i));
-                break;
-        case json_type_string: {
-                const char *v = json_object_get_string(o);
-                size_t n = (size_t) json_object_get_string_len(o);
-                bool bad = false;
-                for (size_t i = 0; i < n && !bad; i++)
-                        bad = (unsigned char) v[i] < 0x20 || v[i] == 0x7f;
-                if (!bad)
-                        break;
-                _cleanup_free_ char *copy = malloc(n + 1);
-                if (!copy)
-                        break;
-                for (size_t i = 0; i < n; i++)
-                        copy[i] = (unsigned char) v[i] < 0x20 || v[i] == 0x7f ? '?' : v[i];
-                copy[n] = '\0';
-                json_object_set_string(o, copy);
-                break;
-        }
-        default:
-                break;
-        }
-}
-
 void print_status(json_object *st, bool color, const char *note) {
-        sanitize_strings(st);
+        json_escape_untrusted(st);
         const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
         const char *level = str(st, "level") ?: "?";
         const char *lvl_color = !color ? ""
@@ -532,9 +494,10 @@ int cmd_status(int argc, char **argv) {
                 }
                 if (watch && !json)
                         printf("\033[H\033[2J");
-                if (json)
+                if (json) {
+                        json_escape_untrusted(st);
                         printf("%s\n", json_object_to_json_string_ext(st, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-                else
+                } else
                         print_status(st, color, note);
                 json_object_put(st);
                 fflush(stdout);

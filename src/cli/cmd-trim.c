@@ -7,7 +7,9 @@
 
 #include "trim.h"
 #include "cli.h"
+#include "memgov/json-output.h"
 #include "memgov/sql.h"
+#include "memgov/strutil.h"
 #include "memgov/units.h"
 
 static void help(void) {
@@ -125,12 +127,13 @@ int cmd_trim(int argc, char **argv) {
         r = trim_run(policy, pid, 0, tid, method, dry_run, phase_fd, &rep, why, sizeof(why));
         if (json) {
                 json_object *o = trim_report_json(pid, &rep, r, why, dry_run);
+                json_escape_untrusted(o); /* a path or an error from the server's side */
                 printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
                 json_object_put(o);
         } else {
-                char line[1024];
+                char line[1024], shown[4 * sizeof(line)];
                 trim_report_text(pid, &rep, r, why, dry_run, line, sizeof(line));
-                fprintf(r < 0 ? stderr : stdout, "%s\n", line);
+                fprintf(r < 0 ? stderr : stdout, "%s\n", escape_untrusted(line, shown, sizeof(shown)));
         }
         return r < 0 ? EXIT_FAILURE : 0;
 }

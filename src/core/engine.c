@@ -892,6 +892,27 @@ static void observe_failures(Tick *k) {
         }
 }
 
+/* An action that was not carried out through no fault of its own (memgov_trim() answers NULL
+ * within 10 s of a trim another account called, and trims nothing then): nothing to judge, no
+ * backoff, and the rung is not taken for one that does not help; its cooldown still holds. */
+static void observe_not_done(Tick *k) {
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
+                ActionState *st = &k->e->act[a];
+                char t[FORMAT_TIMESPAN_MAX];
+                if (!(k->s->not_done & (1u << a)) || (k->s->failed & (1u << a)) || !st->pending)
+                        continue;
+                st->pending = false;
+                st->gain_measured = false;
+                const StepPolicy *sp = &k->p->step[action_info(a)->level];
+                Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_NOT_DONE,
+                                        "%s not carried out: not judged, no backoff; again once %s.cooldown %s is over",
+                                        action_kind_to_string(a), level_to_string(action_info(a)->level),
+                                        format_timespan(t, sp->cooldown));
+                if (d)
+                        d->action = a;
+        }
+}
+
 static void measure_effects(Tick *k) {
         Engine *e = k->e;
         for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
@@ -2055,6 +2076,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         observe_events(&k);
         restart_timeout(&k);
         observe_failures(&k);
+        observe_not_done(&k);
         measure_effects(&k);
         expire_backoffs(&k);
         retry_max_restore(&k);

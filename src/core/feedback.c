@@ -10,6 +10,10 @@ void action_feedback_add(ActionFeedback *f, const Decision *d, const ActionResul
                 action_feedback_fail(f, d->action);
                 return;
         }
+        if (r->not_done) {
+                f->not_done |= 1u << d->action;
+                return;
+        }
         /* Only what a trace can hold (its "<name>_freed" column): replay must see what the daemon saw. */
         if (!r->has_freed || !action_info(d->action)->freed_column)
                 return;
@@ -26,6 +30,7 @@ void action_feedback_apply(ActionFeedback *f, Sample *s, unsigned pending) {
         s->failed |= f->failed;
         s->pending |= pending;
         s->reported |= f->reported;
+        s->not_done |= f->not_done;
         for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
                 s->freed[a] += f->freed[a];
         *f = (ActionFeedback) {};

@@ -38,7 +38,11 @@ void metrics_count_decisions(MetricsCounters *c, const EngineOutput *out) {
                         c->decisions[decision_class(&out->decisions[i])]++;
 }
 
-void metrics_escape_label(const char *s, char *buf, size_t size) {
+void metrics_escape_label(const char *raw, char *buf, size_t size) {
+        /* Controls first (a name from the server's side), as everywhere else; then the format's
+         * own escapes, the backslash of a \xNN among them. */
+        char safe[4 * 256 + 1];
+        const char *s = escape_untrusted(raw, safe, sizeof(safe));
         size_t j = 0;
         if (size == 0)
                 return;

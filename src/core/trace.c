@@ -70,6 +70,7 @@ static const TraceColumn columns[] = {
         /* Appended after the columns above (a trace without it still reads: no connection count). */
         C("connections", T_UINT, connections, SAMPLE_HAS_CONNECTIONS, true),
         C("accepting", T_UINT, accepting, SAMPLE_HAS_ACCEPTING, true),
+        C("not_done", T_FAILED, not_done, 0, false),
 };
 
 #define N_FIXED ELEMENTSOF(columns)

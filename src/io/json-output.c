@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "memgov/json-output.h"
+#include "memgov/strutil.h"
 #include "memgov/units.h"
 
 json_object *time_json(usec_t mono, usec_t wall, int32_t utc_offset, usec_t start_mono) {
@@ -106,4 +110,45 @@ json_object *summary_to_json(const ReplaySummary *s) {
         json_object_object_add(o, "decisions", counts);
         json_object_object_add(o, "freed", json_object_new_uint64(s->freed));
         return o;
+}
+
+void json_escape_untrusted(json_object *o) {
+        switch (json_object_get_type(o)) {
+        case json_type_object: {
+                json_object_object_foreach(o, key, val) {
+                        (void) key;
+                        json_escape_untrusted(val);
+                }
+                break;
+        }
+        case json_type_array:
+                for (size_t i = 0; i < json_object_array_length(o); i++)
+                        json_escape_untrusted(json_object_array_get_idx(o, i));
+                break;
+        case json_type_string: {
+                const char *v = json_object_get_string(o);
+                size_t n = (size_t) json_object_get_string_len(o);
+                bool nul = memchr(v, '\0', n) != NULL;
+                if (!nul && !untrusted_needs_escape(v))
+                        break;
+                /* Each part between NULs escaped, each NUL written as \x00. */
+                size_t size = 1;
+                for (size_t i = 0; i < n; i += strlen(v + i) + 1)
+                        size += escape_untrusted_size(v + i) + 4;
+                _cleanup_free_ char *copy = calloc(size, 1);
+                if (!copy)
+                        break;
+                size_t j = 0;
+                for (size_t i = 0; i < n; i += strlen(v + i) + 1) {
+                        escape_untrusted(v + i, copy + j, size - j);
+                        j += strlen(copy + j);
+                        if (i + strlen(v + i) < n)
+                                j += (size_t) snprintf(copy + j, size - j, "\\x00");
+                }
+                json_object_set_string(o, copy);
+                break;
+        }
+        default:
+                break;
+        }
 }

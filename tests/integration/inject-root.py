@@ -18,6 +18,9 @@ with the directory of its libc covered by another after it started:
             named, its libc.so.6 a device, is never opened; the file mapped is reached through
             /proc/PID/map_files where memgov may (root), and the trim is refused, saying why,
             where it may not.
+  escapes   the target's libc is mapped from a directory named with terminal controls (ESC,
+            CSI as UTF-8), and the trim fails there: what memgov trim prints, as text or JSON,
+            shows them as \\xNN, never as controls.
 usage: inject-root.py MEMGOV INJECT_TARGET [CASE...]"""
 import ctypes
 import json
@@ -260,13 +263,45 @@ def newline_case(tmp):
         t.kill()
 
 
+def escapes_case(tmp):
+    name = "lib\x1b[2J\x07\u009b31mx"  # no ':' or ';': they part LD_LIBRARY_PATH
+    mapped = os.path.join(tmp, name)
+    os.mkdir(mapped)
+    shutil.copy(libc_of(os.getpid()), os.path.join(mapped, "libc.so.6"))
+    stage = os.path.join(tmp, "escapes-stage")
+    os.mkdir(stage)
+    os.mkfifo(os.path.join(stage, "libc.so.6"))
+    t = Target(BINARY, 300, 400, env=dict(os.environ, LD_LIBRARY_PATH=mapped),
+               prefix=["unshare", "-m", "--propagation", "private"])
+    try:
+        in_namespace(t.pid, f"mount --bind {stage} '{mapped}'")
+        for mode in ([], ["--json"]):
+            r = subprocess.run([MEMGOV, "trim", "--pid", str(t.pid), "--method", "ptrace"] + mode,
+                               capture_output=True, timeout=BOUND)
+            out = r.stdout + r.stderr
+            if r.returncode == 0 or b"not a regular file" not in out:
+                fail(f"escapes: the trim did not fail on the FIFO as expected: {out!r}")
+            if any(c in out for c in (b"\x1b", b"\x07", b"\xc2\x9b")):
+                fail(f"escapes: controls of the library's path reached the terminal ({' '.join(mode) or 'text'}): "
+                     f"{out!r}")
+            if b"lib\\x1b[2J\\x07\\xc2\\x9b31mx" not in out.replace(b"\\\\", b"\\"):
+                fail(f"escapes: the path is not shown with its controls as \\xNN: {out!r}")
+        check_target(t, "escapes")
+        print("inject-root: ok: escapes: a library path with ESC, BEL and CSI in it shown as \\xNN by memgov trim, "
+              "as text and as JSON")
+        t.stop()
+    finally:
+        t.kill()
+
+
 def main():
     if os.geteuid() != 0:
         fail("needs root (mount namespaces, ptrace)")
     tmp = tempfile.mkdtemp(prefix="memgov-inject-root-")
     try:
         cases = {"symlink": symlink_case, "fifo": fifo_case, "truncate": truncate_case, "device": device_case,
-                 "newline": newline_case}
+                 "newline": newline_case,
+                 "escapes": escapes_case}
         for name in sys.argv[3:] or cases:
             cases[name](tmp)
     finally:

@@ -79,6 +79,15 @@ echo "trim-mariadbd: 100000 calls from an unprivileged account: $trims trims, $t
 (( took_ms < 10000 )) || fail "100000 calls of memgov_trim() took $took_ms ms"
 mariadb_sql "SELECT BENCHMARK(100000, memgov_trim())" >/dev/null || fail "BENCHMARK(100000, memgov_trim()) failed"
 echo "trim-mariadbd: ok: memgov_trim() trims at most once per interval"
+# The account's call just now: memgov's own sql trim within the interval trims nothing, and says
+# so (not_done), rather than count a trim that freed nothing (which would mark the rung spent).
+mariadb --no-defaults --protocol=socket -S "$(mariadb_client_socket)" -u anyone -N -B -e "SELECT memgov_trim()" >/dev/null
+report=$("$memgov" trim --pid "$MARIADB_PID" --method sql --json) || fail "sql trim after an account's: $report"
+echo "$report" | python3 -c 'import json, sys; r = json.load(sys.stdin); sys.exit(0 if r["ok"] and r["not_done"] and r["freed"] == 0 else 1)' ||
+        fail "a sql trim within the interval of an account's was not said to be not done: $report"
+line=$("$memgov" trim --pid "$MARIADB_PID" --method sql) || fail "sql trim (text): $line"
+[[ $line == *"trimmed nothing: another trim ran in the server within its last 10 s"* ]] || fail "the text says: $line"
+echo "trim-mariadbd: ok: a sql trim within 10 s of an account's: not done, not counted ($line)"
 
 pct=$(mariadb_sql "SELECT @@GLOBAL.innodb_max_dirty_pages_pct")
 detail=$("$restart_refused" "$MARIADB_PID") || fail "restart: $detail"

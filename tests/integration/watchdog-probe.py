@@ -77,19 +77,28 @@ def check_replies(tmp):
         fail(f"a {len(doc)}-byte reply was not read whole: instance {st.get('instance')}")
     ok(f"a {len(doc) // 1024} KiB reply is read whole")
 
-    # Text from the server's side (its process name, a session's host) in the table: an escape
-    # sequence in it would act on the terminal, so it is shown defused.
-    target = {"description": "mariadbd pid 7 \x1b[2J\x1b]0;owned\x07", "pid": 7}
+    # Text from the server's side (its process name, a session's host) in the table and in the
+    # JSON: a control in it (C0, DEL, C1 as UTF-8) would act on the terminal, so it is shown as
+    # \xNN, on both outputs.
+    target = {"description": "mariadbd pid 7 \x1b[2J\x1b]0;owned\x07 \x7f \u009b31m", "pid": 7}
     hostile = json.dumps({"version": "0", "instance": "x", "level": "normal", "target": target,
                           "history": [{"kind": "reset", "level": "reset", "line": "reset",
                                        "result": "reset 1 of 1 session(s): #9 a@\x1b[31mevil (idle 40s)",
-                                       "error": None}]}).encode()
-    sock = os.path.join(tmp, "escape.sock")
-    serve_once(sock, hostile + b"\n")
-    r, _ = status("--socket", sock)
-    if r.returncode != 0 or "\x1b" in r.stdout or "\x07" in r.stdout or "pid 7 ?[2J?]0;owned?" not in r.stdout:
-        fail(f"control characters from the reply reached the terminal: exit {r.returncode}, {r.stdout!r}")
-    ok("escape sequences in the reply's text are shown as '?', never sent to the terminal")
+                                       "error": None}]}, ensure_ascii=False).encode()
+    for mode in ((), ("--json",)):
+        sock = os.path.join(tmp, f"escape{len(mode)}.sock")
+        serve_once(sock, hostile + b"\n")
+        r, _ = status(*mode, "--socket", sock)
+        out = r.stdout
+        if r.returncode != 0 or any(c in out for c in ("\x1b", "\x07", "\x7f", "\u009b")):
+            fail(f"control characters from the reply reached the terminal ({' '.join(mode) or 'text'}): exit "
+                 f"{r.returncode}, {out!r}")
+        shown = json.loads(out)["target"]["description"] if mode else out
+        want = "pid 7 \\x1b[2J\\x1b]0;owned\\x07 \\x7f \\xc2\\x9b31m"
+        if want not in shown:
+            fail(f"the controls are not shown as \\xNN ({' '.join(mode) or 'text'}): {shown!r}")
+    ok("controls in the reply's text (ESC, BEL, DEL, CSI as UTF-8) shown as \\xNN in the table and the JSON, "
+       "never sent to the terminal")
 
     sock = os.path.join(tmp, "cut.sock")
     serve_once(sock, doc[:70000])

@@ -84,7 +84,7 @@ static void sim_tick(Sim *sim, usec_t dt) {
                 sim->at[sim->n] = sim->now;
                 sim->n++;
         }
-        sim->s.failed = sim->s.reported = 0;
+        sim->s.failed = sim->s.reported = sim->s.not_done = 0;
         memset(sim->s.freed, 0, sizeof(sim->s.freed));
         /* Live: the writes land, as the actuators would make them; dry-run: nothing changes. */
         if (!sim->e.opts.simulate)
@@ -441,6 +441,31 @@ static void test_ineffective_trim_escalates_to_throttle(void **state) {
         /* But reset is destructive and only comes on its own thresholds. */
         expect(!find(sim, T_RESET, 0));
         expect(count(sim, T_TRIM, 0) == 1);
+        check_invariants(sim);
+        free(sim);
+}
+
+/* A trim that was not carried out through no fault of its own (memgov_trim() answers NULL
+ * within 10 s of a trim another account called) is not one that freed nothing: no backoff, the
+ * rung is not taken for one that does not help, and the next trim comes after the cooldown. */
+static void test_trim_not_done_not_judged(void **state) {
+        Sim *sim = sim_new(false);
+        uint64_t ws = 8 * GB;
+        for (unsigned i = 0; i < 700; i++) {
+                set_ws(sim, ws + (uint64_t) i * (MB / 36));
+                sim_tick(sim, SEC);
+                for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                        if (decision_class(&sim->out.decisions[j]) == T_TRIM)
+                                action_feedback_add(&sim->fb, &sim->out.decisions[j],
+                                                    &(const ActionResult) { .not_done = true });
+        }
+        const Decision *e = find(sim, T_EFFECT, 0);
+        expect(e && e->action == ACTION_TRIM && e->code == EFFECT_NOT_DONE);
+        expect(!find_code(sim, T_EFFECT, EFFECT_TOO_LITTLE, 0) && !find_code(sim, T_EFFECT, EFFECT_FAILED, 0));
+        expect(!find_level(sim, LEVEL_TRIM, LEVEL_THROTTLE, LEVEL_UP_NOT_HELPING, 0));
+        expect(!sim->e.act[ACTION_TRIM].spent);
+        /* Again once trim.cooldown (10 min) is over. */
+        expect(count(sim, T_TRIM, 0) == 2);
         check_invariants(sim);
         free(sim);
 }
@@ -2758,6 +2783,7 @@ int main(void) {
                 cmocka_unit_test(test_eta_trigger),
                 cmocka_unit_test(test_one_rung_per_tick_and_settle),
                 cmocka_unit_test(test_ineffective_trim_escalates_to_throttle),
+                cmocka_unit_test(test_trim_not_done_not_judged),
                 cmocka_unit_test(test_pool_when_reset_not_helping),
                 cmocka_unit_test(test_pool_not_below_reset),
                 cmocka_unit_test(test_pool_step_out_of_memory_high),

@@ -2,6 +2,7 @@
 #include "test-util.h"
 
 #include <errno.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "memgov/log.h"
@@ -126,11 +127,50 @@ static void test_one_line_per_message(void **state) {
         assert_string_equal(out, "memgov: reset: #7 app@x\\x0amemgov: error: forged\\x0d ended\n");
 }
 
+/* Each class of control the server's side may put in a name or an error, in a message. */
+static void controls_line(int *ret) {
+        *ret = 0;
+        log_notice("session of %s", "a\x1b[2Jb\x7f\xc2\x9b""31mc\x9b\xc3\xa9");
+}
+
+static void test_controls_escaped_on_stderr(void **state) {
+        char out[512];
+        int r;
+        log_setup(LOG_TARGET_STDERR);
+        capture(controls_line, &r, out, sizeof(out));
+        assert_string_equal(out, "memgov: session of a\\x1b[2Jb\\x7f\\xc2\\x9b31mc\\x9b\xc3\xa9\n");
+}
+
+/* The journal: sd_journal_sendv of this test, in place of libsystemd's, records what memgov sends. */
+static char journal_message[512], journal_field[256];
+int sd_journal_sendv(const struct iovec *iov, int n);
+int sd_journal_sendv(const struct iovec *iov, int n) {
+        for (int i = 0; i < n; i++) {
+                const char *b = iov[i].iov_base;
+                if (iov[i].iov_len > 8 && strncmp(b, "MESSAGE=", 8) == 0)
+                        snprintf(journal_message, sizeof(journal_message), "%.*s", (int) iov[i].iov_len, b);
+                else if (iov[i].iov_len > 7 && strncmp(b, "MEMGOV_", 7) == 0)
+                        snprintf(journal_field, sizeof(journal_field), "%.*s", (int) iov[i].iov_len, b);
+        }
+        return 0;
+}
+
+static void test_controls_escaped_in_the_journal(void **state) {
+        log_setup(LOG_TARGET_JOURNAL);
+        const char *fields[] = { "MEMGOV_TARGET=/db\x1b]0;owned\x07", NULL };
+        log_struct(LOG_NOTICE, NULL, fields, "session of %s", "a\x1b[2Jb\xc2\x9b""31m\nc");
+        assert_string_equal(journal_message, "MESSAGE=session of a\\x1b[2Jb\\xc2\\x9b31m\\x0ac");
+        assert_string_equal(journal_field, "MEMGOV_TARGET=/db\\x1b]0;owned\\x07");
+        log_setup(LOG_TARGET_STDERR);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_errno_kept_at_every_level),
                 cmocka_unit_test(test_plain_variants_return_nothing),
                 cmocka_unit_test(test_one_line_per_message),
+                cmocka_unit_test(test_controls_escaped_on_stderr),
+                cmocka_unit_test(test_controls_escaped_in_the_journal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,11 @@
 static void test_escape(void **state) {
         char buf[64];
         metrics_escape_label("a\"b\\c\nd", buf, sizeof(buf));
-        assert_string_equal(buf, "a\\\"b\\\\c\\nd");
+        /* The newline is a control: \x0a, its backslash escaped for the format. */
+        assert_string_equal(buf, "a\\\"b\\\\c\\\\x0ad");
+        /* Each class of control: ESC (C0), DEL, CSI as UTF-8 (C1), a byte that is not UTF-8. */
+        metrics_escape_label("x\x1b[1m\x7f\xc2\x9b\x9b\xc3\xa9", buf, sizeof(buf));
+        assert_string_equal(buf, "x\\\\x1b[1m\\\\x7f\\\\xc2\\\\x9b\\\\x9b\xc3\xa9");
         /* Truncated on a whole character, never half an escape. */
         char tiny[4];
         metrics_escape_label("ab\"", tiny, sizeof(tiny));

@@ -227,6 +227,36 @@ static void test_path_below(void **state) {
         assert_null(path_below("/srv/root", "usr/lib/libc.so.6"));
 }
 
+/* Each class of control the server's side may put in a string, and what stays as it is. */
+static void test_escape_untrusted(void **state) {
+        static const struct { const char *in, *out; } cases[] = {
+                { "root@localhost", "root@localhost" },
+                { "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xac", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xac" }, /* UTF-8 kept */
+                { "a\x1b[2Jb", "a\\x1b[2Jb" },                 /* C0: ESC */
+                { "line\nforged", "line\\x0aforged" },           /* C0: newline */
+                { "\x01\x09\x0d\x1f", "\\x01\\x09\\x0d\\x1f" },
+                { "del\x7f", "del\\x7f" },                      /* DEL */
+                { "\xc2\x9b""31m", "\\xc2\\x9b31m" },           /* C1: CSI as UTF-8 */
+                { "\xc2\x80\xc2\x9f\xc2\xa0", "\\xc2\\x80\\xc2\\x9f\xc2\xa0" }, /* U+0080, U+009F; U+00A0 kept */
+                { "\x9b""31m", "\\x9b31m" },                     /* C1 as a raw byte: not UTF-8 */
+                { "\xc3", "\\xc3" },                              /* a cut sequence */
+                { "\xc0\xaf", "\\xc0\\xaf" },                   /* overlong */
+                { "\xed\xa0\x80", "\\xed\\xa0\\x80" },         /* a surrogate */
+                { "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" }, /* past U+10FFFF */
+                { "back\\slash", "back\\slash" },
+        };
+        char buf[128];
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                assert_string_equal(escape_untrusted(cases[i].in, buf, sizeof(buf)), cases[i].out);
+                assert_int_equal(escape_untrusted_size(cases[i].in), strlen(cases[i].out) + 1);
+                assert_int_equal(untrusted_needs_escape(cases[i].in), !streq(cases[i].in, cases[i].out));
+        }
+        /* Cut short to fit: never inside an escape or a character. */
+        assert_string_equal(escape_untrusted("ab\x1b", buf, 5), "ab");
+        assert_string_equal(escape_untrusted("ab\xc3\xa9", buf, 4), "ab");
+        assert_string_equal(escape_untrusted("ab\xc3\xa9", buf, 5), "ab\xc3\xa9");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_timespan),
@@ -235,6 +265,7 @@ int main(void) {
                 cmocka_unit_test(test_format_misc),    cmocka_unit_test(test_civil),
                 cmocka_unit_test(test_ratio_apply_bp), cmocka_unit_test(test_edit_distance),
                 cmocka_unit_test(test_strbuf),         cmocka_unit_test(test_path_below), cmocka_unit_test(test_parse_decimal_u64),
+                cmocka_unit_test(test_escape_untrusted),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
