@@ -49,6 +49,9 @@ int action_worker_submit(ActionWorker *w, ActionJob *job);
  * lane (its thread alone has the thread hooks): called after each sample; a new process (or the
  * first) wakes the thread. target->cgroup_fd is not used. */
 void action_worker_keep(ActionWorker *w, const ActionTarget *target, const Policy *policy, bool dry_run);
+/* The state file every job and the idle hook record their changes in (ActionContext.state):
+ * set once, before the first job. */
+void action_worker_set_state(ActionWorker *w, StateFile *state);
 /* Takes the finished jobs, up to max; clears the eventfd. */
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
 /* The actions waiting, being carried out, or finished with their result not collected yet:

@@ -6,6 +6,7 @@
 
 #include "memgov/engine.h"
 #include "memgov/feedback.h"
+#include "memgov/state-file.h"
 #include "memgov/target.h"
 
 /* Actuators carry out what the engine decided. Each family is a function in an ops table;
@@ -28,6 +29,9 @@ typedef struct ActionContext {
         const ActionTarget *target;
         const Policy *policy;
         bool dry_run;
+        /* Where a change to the server or its cgroup is recorded before it is made, and forgotten
+         * once put back (state-file.h); NULL: not kept (a command run once, no state directory). */
+        StateFile *state;
 } ActionContext;
 
 

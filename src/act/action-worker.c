@@ -29,6 +29,7 @@ struct ActionWorker {
         bool stop;
         const ActuatorOps *ops;
         void *userdata;
+        StateFile *state; /* given to every job and to the idle hook */
         int eventfd;
 
         Lane lane[_ACTION_LANE_MAX];
@@ -57,7 +58,8 @@ static void run_idle(ActionWorker *w, ActionJob *scratch) {
         w->keep_now = false;
         w->next_idle = now_clock(CLOCK_MONOTONIC) + ACTION_IDLE_EVERY;
         pthread_mutex_unlock(&w->lock);
-        ActionContext c = { .target = &scratch->target, .policy = &scratch->policy, .dry_run = scratch->dry_run };
+        ActionContext c = { .target = &scratch->target, .policy = &scratch->policy, .dry_run = scratch->dry_run,
+                            .state = w->state };
         usec_t again = w->ops->idle(w->userdata, &c);
         pthread_mutex_lock(&w->lock);
         w->next_idle = now_clock(CLOCK_MONOTONIC) + (again > 0 ? again : ACTION_IDLE_EVERY);
@@ -116,7 +118,8 @@ static void *lane_main(void *arg) {
                 pthread_mutex_unlock(&w->lock);
 
                 ActionJob *j = l->running;
-                ActionContext c = { .target = &j->target, .policy = &j->policy, .dry_run = j->dry_run };
+                ActionContext c = { .target = &j->target, .policy = &j->policy, .dry_run = j->dry_run,
+                                    .state = w->state };
                 actuator_run(w->ops, w->userdata, &c, &j->decision, &j->result);
                 if (j->target.cgroup_fd >= 0) {
                         close(j->target.cgroup_fd);
@@ -284,6 +287,12 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
         pthread_cond_signal(&l->cond);
         pthread_mutex_unlock(&w->lock);
         return 0;
+}
+
+void action_worker_set_state(ActionWorker *w, StateFile *state) {
+        pthread_mutex_lock(&w->lock);
+        w->state = state;
+        pthread_mutex_unlock(&w->lock);
 }
 
 void action_worker_keep(ActionWorker *w, const ActionTarget *target, const Policy *policy, bool dry_run) {

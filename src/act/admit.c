@@ -211,6 +211,9 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
                         end_excess(c, conn, target, &detail);
                 return 0;
         }
+        /* Recorded before it is made: a memgov that dies leaves the next one what to put back. */
+        (void) state_file_change(c->state, CHANGE_MAX_CONNECTIONS, c->target->pid, c->target->starttime, configured,
+                                 target);
         int r = set_max(conn, target, ret, "lower");
         if (r < 0)
                 return r;
@@ -239,6 +242,8 @@ static int restore(const ActionContext *c, AdmitMemory *m, SqlConn *conn, const 
                 snprintf(ret->detail, sizeof(ret->detail),
                          "admission: memgov did not lower max_connections of this server process (it is %" PRIu64
                          "): nothing to put back", f->max);
+                if (!c->dry_run)
+                        (void) state_file_forget(c->state, CHANGE_MAX_CONNECTIONS);
                 return 0;
         }
         ret->baseline = m->configured;
@@ -248,8 +253,10 @@ static int restore(const ActionContext *c, AdmitMemory *m, SqlConn *conn, const 
                          "admission: max_connections is %" PRIu64 ", not the %" PRIu64 " memgov set: changed by "
                          "someone else since, left as it is (memgov found %" PRIu64 ")",
                          f->max, m->set, m->configured);
-                if (!c->dry_run)
+                if (!c->dry_run) {
                         *m = (AdmitMemory) {};
+                        (void) state_file_forget(c->state, CHANGE_MAX_CONNECTIONS);
+                }
                 return 0;
         }
         /* MariaDB counts there only the connections refused as they are accepted (past the one kept
@@ -281,6 +288,7 @@ static int restore(const ActionContext *c, AdmitMemory *m, SqlConn *conn, const 
                  "put max_connections back %" PRIu64 " -> %" PRIu64 " (as memgov found it)%s", f->max, m->configured,
                  refused);
         *m = (AdmitMemory) {};
+        (void) state_file_forget(c->state, CHANGE_MAX_CONNECTIONS);
         return 0;
 }
 

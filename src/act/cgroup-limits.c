@@ -102,6 +102,12 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
                 snprintf(ret->detail, sizeof(ret->detail), "%s: %s has no cgroup v2 memory controller", file, t->description);
                 return -EOPNOTSUPP;
         }
+        /* What is there before memgov's first change of it, read before the file is opened for
+         * writing (O_TRUNC empties a copied tree's file). */
+        ChangeKind kind = streq(file, "memory.high") ? CHANGE_MEMORY_HIGH : CHANGE_MEMORY_MAX;
+        ServerChange had = state_file_get(c->state, kind);
+        uint64_t before = 0;
+        bool read = c->state && !c->dry_run && !had.active && read_limit(t->cgroup_fd, file, &before) >= 0;
         /* Open it for writing even in a dry run: a permission problem shows now, not on the day. */
         /* O_TRUNC when writing, as a shell's '>' does: nothing to cgroupfs, a whole value in a
          * copied tree (where a dry run must leave the file as it is). */
@@ -122,6 +128,11 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
                                  file, t->cgroup);
                 return 0;
         }
+
+        /* Recorded before it is made, with what was there before memgov's first change: a memgov
+         * that dies leaves the next one what to put back. */
+        if (had.active || read)
+                (void) state_file_change(c->state, kind, 0, 0, had.active ? had.found : before, value);
 
         r = unit ? set_through_systemd(c, file, value, ret) : write_cgroupfs(c, fd, file, value, ret);
         if (r < 0)
@@ -148,6 +159,10 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
         }
         snprintf(ret->detail, sizeof(ret->detail), "%s of %s is now %s%s", file, unit ? t->unit : t->cgroup,
                  format_bytes(v, now), unit ? " (through systemd, runtime)" : "");
+        /* Back to what memgov found: nothing left to put back. */
+        ServerChange rec = state_file_get(c->state, kind);
+        if (rec.active && page_floor(rec.found) == now)
+                (void) state_file_forget(c->state, kind);
         return 0;
 }
 

@@ -410,6 +410,8 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 goto out;
         }
 
+        /* Recorded before it is made: a memgov that dies leaves the next one what to put back. */
+        (void) state_file_change(c->state, CHANGE_POOL_SIZE, t->pid, t->starttime, configured, target);
         char status_before[sizeof(st.status)];
         snprintf(status_before, sizeof(status_before), "%s", st.status);
         Meter m;
@@ -483,6 +485,11 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 goto out;
         }
         ret->value = after;
+        /* What the pool is now, against what memgov found: all back, or still to put back. */
+        if (after >= configured)
+                (void) state_file_forget(c->state, CHANGE_POOL_SIZE);
+        else
+                (void) state_file_change(c->state, CHANGE_POOL_SIZE, t->pid, t->starttime, configured, after);
 
         ret->explained = true;
         if (timed_out) {

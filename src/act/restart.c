@@ -30,6 +30,21 @@ static int read_value(void *userdata, unsigned n, char **row) {
         return 0;
 }
 
+/* "90.000000" -> 9000: innodb_max_dirty_pages_pct in hundredths, as the state file keeps it. */
+static bool parse_hundredths(const char *s, uint64_t *ret) {
+        char *end;
+        unsigned long long whole = strtoull(s, &end, 10), frac = 0;
+        if (end == s || (*end && *end != '.'))
+                return false;
+        if (*end == '.') {
+                const char *d = end + 1;
+                frac = (unsigned long long) ((d[0] >= '0' && d[0] <= '9' ? d[0] - '0' : 0) * 10 +
+                                             (d[0] >= '0' && d[0] <= '9' && d[1] >= '0' && d[1] <= '9' ? d[1] - '0' : 0));
+        }
+        *ret = whole * 100 + frac;
+        return true;
+}
+
 /* Asks InnoDB to flush its dirty pages before the stop, so that the shutdown is short. The
  * setting it had goes into saved (32 bytes), for when the restart does not happen. */
 static void preflush(const ActionContext *c, char *note, size_t size, char *saved) {
@@ -57,8 +72,14 @@ static void preflush(const ActionContext *c, char *note, size_t size, char *save
                 sql_close(&conn);
                 return;
         }
+        /* Recorded before it is made: a memgov that dies while it waits for the flush leaves the
+         * next one what to put back (a server left at 0 flushes as if it were about to stop). */
+        uint64_t found;
+        if (parse_hundredths(old, &found))
+                (void) state_file_change(c->state, CHANGE_DIRTY_PAGES_PCT, c->target->pid, c->target->starttime, found, 0);
         if (sql_run(&conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0", NULL, NULL, why, sizeof(why)) < 0) {
                 snprintf(note, size, "pre-flush refused (%s)", why);
+                (void) state_file_forget(c->state, CHANGE_DIRTY_PAGES_PCT);
                 sql_close(&conn);
                 return;
         }
@@ -90,8 +111,10 @@ static void preflush_undo(const ActionContext *c, const char *saved, char *note,
         }
         if (r < 0)
                 snprintf(note, size, "; innodb_max_dirty_pages_pct left at 0, not put back to %s (%s)", saved, why);
-        else
+        else {
                 snprintf(note, size, "; innodb_max_dirty_pages_pct put back to %s", saved);
+                (void) state_file_forget(c->state, CHANGE_DIRTY_PAGES_PCT);
+        }
 }
 
 typedef struct JobWait {
@@ -256,6 +279,9 @@ int restart_action(void *userdata, const ActionContext *c, const Decision *d, Ac
                 run_hook(c, d, "post-restart", p->post_hook, post, sizeof(post));
         if (r < 0 && saved[0])
                 preflush_undo(c, saved, undo, sizeof(undo));
+        else if (r >= 0 && saved[0] && !c->dry_run)
+                /* The server process it was set on is gone: the new one starts at its configuration. */
+                (void) state_file_forget(c->state, CHANGE_DIRTY_PAGES_PCT);
 
         if (r < 0)
                 snprintf(ret->detail, sizeof(ret->detail), "restart: %s%s%s%s%s", why, flush[0] ? "; " : "", flush, pre,

@@ -14,6 +14,7 @@
 #include "memgov/pool-watch.h"
 #include "memgov/strutil.h"
 #include "memgov/target.h"
+#include "put-back.h"
 #include "sql-keep.h"
 
 void sql_keep_thread_begin(void *userdata) {
@@ -126,6 +127,10 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
                 pool_watch(&kept_conn, c->target->pid, c->target->starttime);
                 sql_close(&kept_conn);
         }
+        /* What the memgov before this one changed and did not put back, once the server takes
+         * clients (the state file's inherited changes; nothing once they are put back). */
+        if (now.accepting == ACCEPTING_YES)
+                put_back_inherited(c);
         if (st == SQL_KEEP_FAILED)
                 snprintf(now.why, sizeof(now.why), "%s", why);
         else

@@ -27,6 +27,7 @@
 #include "memgov/fileio.h"
 #include "memgov/format.h"
 #include "memgov/log.h"
+#include "memgov/parse-cgroup.h"
 #include "memgov/policy-file.h"
 #include "memgov/privileges.h"
 #include "memgov/sql.h"
@@ -334,104 +335,9 @@ static usec_t action_timeout(const Policy *p, ActionKind k) {
         return action_info(k)->timeout(p);
 }
 
-/* The restart history, so that max-per-day holds across governor restarts: written to a new
- * file of the state directory, then renamed over the old one. The directory is opened once,
- * checked (root's, writable by root alone), and every name is resolved in it without following
- * symlinks: nobody else can steer what is written or read there. */
-static void save_state(Manager *m) {
-        if (m->state_dir_fd < 0)
-                return;
-        json_object *o = json_object_new_object(), *a = json_object_new_array();
-        for (unsigned i = 0; i < m->engine->n_restarts; i++)
-                json_object_array_add(a, json_object_new_uint64(m->engine->restart_clock[i]));
-        json_object_object_add(o, "restarts_wall_us", a);
-        char name[160];
-        snprintf(name, sizeof(name), "%s.state", m->instance);
-        const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-        char line[4096];
-        int n = snprintf(line, sizeof(line), "%s\n", text ? text : "");
-        int r = n > 0 && (size_t) n < sizeof(line) ? write_file_replace_at(m->state_dir_fd, name, line, (size_t) n, 0644, true)
-                                                   : -ENOBUFS;
-        json_object_put(o);
-        if (r < 0)
-                log_warning_errno(r, "cannot save %s: %m; the restart history is kept in memory only", m->state_path);
-}
-
-/* The state directory: root's and written by root alone. A directory root owns that others may
- * write (a Kubernetes emptyDir is made 0777, 2777 with the pod's fsGroup) holds a directory of
- * memgov's own, "private" (0700, as systemd's /var/lib/private), and the state goes there:
- * nobody else can put a file in it or change one. */
-static int open_state_dir(Manager *m, const char *dir) {
-        char why[256];
-        struct stat st;
-        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                return log_warning_errno(negative_errno(), "cannot create %s: %m; the restart history is kept in "
-                                         "memory only", dir);
-        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return log_warning_errno(negative_errno(), "cannot open %s: %m; the restart history is kept in "
-                                         "memory only", dir);
-        int r = check_trusted_dir(fd, geteuid(), why, sizeof(why));
-        if (r == -EPERM && fstat(fd, &st) == 0 && st.st_uid == 0 && S_ISDIR(st.st_mode)) {
-                snprintf(why, sizeof(why), "writable by %s (mode %04o)", (st.st_mode & S_IWOTH) ? "everyone" : "its group",
-                         (unsigned) (st.st_mode & 07777));
-                if (mkdirat(fd, "private", 0700) < 0 && errno != EEXIST)
-                        return log_warning_errno(negative_errno(), "cannot create %s/private: %m; the restart "
-                                                 "history is kept in memory only", dir);
-                _cleanup_close_ int sub = openat(fd, "private", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0)
-                        return log_warning_errno(negative_errno(), "state directory %s is %s and %s/private cannot "
-                                                 "be opened: %m; the restart history is kept in memory only",
-                                                 dir, why, dir);
-                char sub_why[256];
-                r = check_trusted_dir(sub, geteuid(), sub_why, sizeof(sub_why));
-                if (r < 0)
-                        return log_warning_errno(r, "state directory %s is %s, and %s/private is refused: %s; the "
-                                                 "restart history is kept in memory only", dir, why, dir, sub_why);
-                log_info("state directory %s is %s: the state is kept in %s/private, root's alone", dir, why, dir);
-                snprintf(m->state_path, sizeof(m->state_path), "%s/private/%s.state", dir, m->instance);
-                m->state_dir_fd = TAKE_FD(sub);
-                return 0;
-        }
-        if (r < 0)
-                return log_warning_errno(r, "state directory %s refused: %s; the restart history is kept in memory "
-                                         "only", dir, why);
-        m->state_dir_fd = TAKE_FD(fd);
-        return 0;
-}
-
-static void load_state(Manager *m) {
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        char name[160];
-        struct stat st;
-
-        snprintf(name, sizeof(name), "%s.state", m->instance);
-        _cleanup_close_ int fd = openat(m->state_dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0 && errno == ENOENT)
-                return;
-        int r = fd < 0 ? negative_errno() : fstat(fd, &st) < 0 ? negative_errno() : S_ISREG(st.st_mode) ? 0 : -EBADFD;
-        if (r >= 0)
-                r = read_full_fd(fd, 1 << 20, &text, &len);
-        if (r < 0) {
-                log_warning_errno(r, "cannot read %s: %s; ignored", m->state_path,
-                                  r == -EBADFD ? "not a regular file" : r == -ELOOP ? "a symbolic link" : strerror(-r));
-                return;
-        }
-        json_object *o = json_tokener_parse(text), *a;
-        if (!o || !json_object_object_get_ex(o, "restarts_wall_us", &a) || !json_object_is_type(a, json_type_array)) {
-                log_warning("%s: not a memgov state file; ignored", m->state_path);
-                json_object_put(o);
-                return;
-        }
-        usec_t clock[ENGINE_RESTART_HISTORY];
-        unsigned n = 0;
-        for (size_t i = 0; i < json_object_array_length(a) && n < ENGINE_RESTART_HISTORY; i++)
-                clock[n++] = (usec_t) json_object_get_uint64(json_object_array_get_idx(a, i));
-        engine_restore_restarts(m->engine, clock, n);
-        json_object_put(o);
-        if (n > 0)
-                log_info("restart history: %u restart(s) remembered from %s", n, m->state_path);
+/* The restart history, so that max-per-day holds across memgov's own restarts (the state file). */
+static void save_restarts(Manager *m) {
+        (void) state_file_set_restarts(m->state, m->engine->restart_clock, m->engine->n_restarts);
 }
 
 /* One action to its lane's thread: the job's id, or 0 when the lane is full (said, and counted
@@ -466,7 +372,7 @@ static void act_on(Manager *m, const EngineOutput *out) {
                         continue;
                 }
                 if (d->action == ACTION_RESTART)
-                        save_state(m);
+                        save_restarts(m);
                 remember(m, out, d, line, submit(m, d, m->opts.dry_run));
         }
 }
@@ -603,6 +509,73 @@ static void report_read_errors(Manager *m) {
         snprintf(m->process_error_file_said, sizeof(m->process_error_file_said), "%s", p < 0 ? pf : "");
 }
 
+static int read_cgroup_value(const Manager *m, const char *file, uint64_t *ret) {
+        char buf[64];
+        ssize_t n = read_small_file_at(m->target.cgroup_fd, file, buf, sizeof(buf));
+        return n < 0 ? (int) n : parse_cgroup_value(buf, (size_t) n, ret);
+}
+
+/* memory.high and memory.max as the memgov before this one left them, changed and not put back
+ * (it died without its way out): put back as its way out would have, where they are still the
+ * value it set, before the first sample, so that the engine finds them as they were. memory.max
+ * only once the server uses less than the value found: lower than what it uses, the kernel would
+ * reclaim or kill at once (until then it stays raised, looked at on every sample). */
+static void put_back_limits(Manager *m) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX];
+        bool later = false;
+        long page = sysconf(_SC_PAGESIZE);
+
+        if (m->limits_put_back || !m->target.has_cgroup || m->target.cgroup_fd < 0)
+                return;
+        for (ChangeKind k = CHANGE_MEMORY_HIGH; k <= CHANGE_MEMORY_MAX; k++) {
+                const char *file = change_kind_to_string(k);
+                ServerChange rec = state_file_get(m->state, k);
+                uint64_t now, used, set = rec.set;
+                if (!rec.active || !rec.inherited)
+                        continue;
+                if (set != SIZE_UNLIMITED && page > 0)
+                        set -= set % (uint64_t) page;
+                if (read_cgroup_value(m, file, &now) < 0) {
+                        later = true;
+                        continue;
+                }
+                if (now != set) {
+                        log_info("%s of %s is %s, not the %s the memgov before set: changed since, left as it is", file,
+                                 m->target.description, format_bytes(a, now), format_bytes(b, rec.set));
+                        (void) state_file_forget(m->state, k);
+                        continue;
+                }
+                if (m->opts.dry_run) {
+                        log_notice("%s of %s left at %s by the memgov before (it found %s): a dry run puts nothing back",
+                                   file, m->target.description, format_bytes(a, now), format_bytes(b, rec.found));
+                        continue;
+                }
+                if (k == CHANGE_MEMORY_MAX && rec.found != SIZE_UNLIMITED &&
+                    (read_cgroup_value(m, "memory.current", &used) < 0 || used >= rec.found)) {
+                        if (!m->max_put_back_said)
+                                log_notice("memory.max of %s left raised at %s by the memgov before: put back to %s once "
+                                           "the server uses less (it uses %s)", m->target.description,
+                                           format_bytes(a, now), format_bytes(b, rec.found), format_bytes(c, used));
+                        m->max_put_back_said = true;
+                        later = true;
+                        continue;
+                }
+                Decision d = { .kind = DECISION_ACTION, .action = k == CHANGE_MEMORY_HIGH ? ACTION_SET_HIGH : ACTION_SET_MAX,
+                               .value = rec.found, .old_value = now };
+                snprintf(d.reason, sizeof(d.reason), "put %s back %s -> %s as the memgov before found it (it stopped "
+                         "without putting it back)", file, format_bytes(a, now), format_bytes(b, rec.found));
+                ActionTarget t;
+                ActionResult res = {};
+                action_target_from(&t, &m->target);
+                t.cgroup_fd = m->target.cgroup_fd; /* borrowed: the actuators do not close it */
+                ActionContext ctx = { .target = &t, .policy = &m->policy, .state = m->state };
+                log_notice("%s", d.reason);
+                actuator_run(m->opts.ops ? m->opts.ops : &actuator_ops_real, m->opts.ops_userdata, &ctx, &d, &res);
+                action_result_log(&d, &res, false);
+        }
+        m->limits_put_back = !later;
+}
+
 void manager_tick(Manager *m, const char *reason) {
         Sample s;
         EngineOutput out;
@@ -624,6 +597,7 @@ void manager_tick(Manager *m, const char *reason) {
                 }
         }
 
+        put_back_limits(m);
         usec_t mono = now_clock(CLOCK_MONOTONIC), wall = now_clock(CLOCK_REALTIME);
         int r = sampler_read(&m->sampler, mono, wall, local_utc_offset(wall), now_clock(CLOCK_BOOTTIME), &s);
         if (r == -ENOENT || r == -ESRCH || m->sampler.cgroup_error == -ENOENT || m->sampler.process_error == -ESRCH) {
@@ -1055,9 +1029,14 @@ static int setup_listeners(Manager *m) {
 
         if (!o->record_only && (!o->state_dir || o->state_dir[0])) {
                 const char *dir = o->state_dir ? o->state_dir : "/var/lib/memgov";
-                snprintf(m->state_path, sizeof(m->state_path), "%s/%s.state", dir, m->instance);
-                if (open_state_dir(m, dir) >= 0)
-                        load_state(m);
+                if (state_file_open(dir, m->instance, &m->state) >= 0 && m->state) {
+                        usec_t clock[ENGINE_RESTART_HISTORY];
+                        unsigned n;
+                        state_file_load(m->state, clock, ELEMENTSOF(clock), &n);
+                        engine_restore_restarts(m->engine, clock, n);
+                        if (n > 0)
+                                log_info("restart history: %u restart(s) remembered from %s", n, state_file_path(m->state));
+                }
         }
         return o->record_only ? 0 : metrics_http_start(m);
 }
@@ -1077,6 +1056,7 @@ static int setup_actions(Manager *m) {
         r = action_worker_new(&m->worker, o->ops ? o->ops : &actuator_ops_real, o->ops_userdata, action_timeout);
         if (r < 0)
                 return log_error_errno(r, "cannot start the action thread: %m");
+        action_worker_set_state(m->worker, m->state); /* only what is carried out is recorded */
         r = sd_event_add_io(m->event, &m->worker_source, action_worker_fd(m->worker), EPOLLIN, on_worker, m);
         if (r < 0)
                 return r;
@@ -1105,7 +1085,7 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (!m)
                 return log_error_errno(-ENOMEM, "out of memory");
         m->opts = *o;
-        m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = m->state_dir_fd = -1;
+        m->psi_fd = m->inotify_fd = m->pidfd = m->control_fd = -1;
         m->target.cgroup_fd = -1;
         m->roots.cgroup_fd = m->roots.proc_fd = -1;
         target_instance_name(&o->target, m->instance, sizeof(m->instance));
@@ -1141,7 +1121,7 @@ static void leave_limits(Manager *m) {
                 ActionResult res = {};
                 action_target_from(&t, &m->target);
                 t.cgroup_fd = m->target.cgroup_fd; /* borrowed: the actuators do not close it */
-                ActionContext c = { .target = &t, .policy = &m->policy, .dry_run = false };
+                ActionContext c = { .target = &t, .policy = &m->policy, .dry_run = false, .state = m->state };
                 log_notice("%s%s", i < engine_n ? "" : "memgov stops, not put back yet: ", d[i].reason);
                 actuator_run(m->opts.ops ? m->opts.ops : &actuator_ops_real, m->opts.ops_userdata, &c, &d[i], &res);
                 action_result_log(&d[i], &res, false);
@@ -1174,8 +1154,7 @@ Manager *manager_free(Manager *m) {
         roots_close(&m->roots);
         if (m->record)
                 fclose(m->record);
-        if (m->state_dir_fd >= 0)
-                close(m->state_dir_fd);
+        m->state = state_file_free(m->state);
         free(m->engine);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);

@@ -11,6 +11,7 @@
 #include "memgov/metrics.h"
 #include "memgov/roots.h"
 #include "memgov/sampler.h"
+#include "memgov/state-file.h"
 #include "memgov/target.h"
 
 /* The Manager owns the event loop: it samples the target on a timer, on PSI triggers, on
@@ -74,8 +75,7 @@ typedef struct Manager {
         dev_t watched_dev;
         char instance[128];
         char socket_path[256];
-        char state_path[512]; /* for messages: the file is reached through state_dir_fd */
-        int state_dir_fd;
+        StateFile *state; /* NULL: none (no state directory, or refused) */
 
         FILE *record;
         usec_t started;
@@ -88,6 +88,10 @@ typedef struct Manager {
         HistoryEntry history[MANAGER_HISTORY];
         unsigned history_n, history_head;
         bool exiting;
+        /* The cgroup's limits the memgov before left changed (the state file's inherited
+         * memory.high and memory.max): looked at, and put back, before the samples. */
+        bool limits_put_back;
+        bool max_put_back_said;
 
         /* metrics: counters, the rendering buffer, the HTTP endpoint, the textfile's last error */
         MetricsCounters metrics;

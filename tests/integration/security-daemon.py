@@ -301,7 +301,7 @@ def state_dir_writable_by_others(tmp, cg, proc, policy):
         else:
             os.symlink(elsewhere, private)
         log = start(state, f"planted-{plant}")
-        if "the restart history is kept in memory only" not in log or f"{private}" not in log:
+        if "are kept in memory only" not in log or f"{private}" not in log:
             fail(f"a 'private' planted as a {plant} by another user was not refused:\n{log}")
         if os.listdir(elsewhere):
             fail(f"memgov wrote through the planted link: {os.listdir(elsewhere)}")
