@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 src=$PWD
 
 # The recipe's revision: a change to how the root is made makes it anew.
-RECIPE=1
+RECIPE=2
 cache=${MEMGOV_FRESH_CACHE:-/var/cache/memgov-fresh}
 mirror=${MEMGOV_FRESH_MIRROR:-http://deb.debian.org/debian}
 keep=0
@@ -65,6 +65,8 @@ Suites: bookworm-security
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
+        # What debootstrap downloaded is not on a fresh machine.
+        rm -f "$new"/var/cache/apt/archives/*.deb
         tar -C "$new" -cf "$tarball.new" .
         mv "$tarball.new" "$tarball"
         rm -rf --one-file-system "$new"
@@ -89,8 +91,8 @@ printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod 755 "$root/usr/sbin/policy-rc.d"
 # This machine's downloads, linked (or copied) into the root's apt cache.
 if compgen -G "/var/cache/apt/archives/*.deb" >/dev/null; then
-        cp -l /var/cache/apt/archives/*.deb "$root/var/cache/apt/archives/" 2>/dev/null ||
-                cp /var/cache/apt/archives/*.deb "$root/var/cache/apt/archives/"
+        ln -f /var/cache/apt/archives/*.deb "$root/var/cache/apt/archives/" 2>/dev/null ||
+                cp -f /var/cache/apt/archives/*.deb "$root/var/cache/apt/archives/"
 fi
 # A copy of the tree: the files git knows (committed or not, none it ignores: no build directory).
 mkdir -p "$root/root/memgov"
@@ -130,6 +132,12 @@ in_root "dpkg-query -W -f='\${Status}' libcmocka-dev 2>/dev/null | grep -q 'inst
         fail "libcmocka-dev was installed by setup-deps.sh without --test"
 grep -q 'tests: off (cmocka not found' "$log" || fail "the build did not say that the tests are off: $(tail -5 "$log")"
 step "memgov runs" "build/memgov --version && for p in policies/*.ini; do build/memgov check \$p; done"
+# A configure error is shown, not swallowed: the tests asked for without cmocka.
+in_root "scripts/build.sh --quiet build-tests -Dtests=enabled" >"$root.err" 2>&1 &&
+        fail "build.sh -Dtests=enabled succeeded without cmocka"
+grep -q 'Dependency "cmocka" not found' "$root.err" || fail "build.sh did not show meson's error: $(tail -5 "$root.err")"
+rm -f "$root.err"
+say "ok: build.sh shows meson's error (-Dtests=enabled without cmocka: 'Dependency \"cmocka\" not found')"
 
 # 2. What the demo adds.
 step "setup-deps.sh --demo, then the demo's build" \
