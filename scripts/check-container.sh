@@ -581,8 +581,9 @@ def check_manifests(facts, ini_path):
         problem(f"{here}: shareProcessNamespace must be true: memgov finds mariadbd among the pod's processes")
     sc = mg.get("securityContext", {})
     caps = sc.get("capabilities", {})
-    if "ALL" not in caps.get("drop", []) or sorted(caps.get("add", [])) != ["KILL", "SYS_PTRACE"]:
-        problem(f"{here}: the memgov container must drop ALL capabilities and add exactly SYS_PTRACE and KILL")
+    if "ALL" not in caps.get("drop", []) or sorted(caps.get("add", [])) != ["DAC_READ_SEARCH", "KILL", "SYS_PTRACE"]:
+        problem(f"{here}: the memgov container must drop ALL capabilities and add exactly SYS_PTRACE, KILL and "
+                "DAC_READ_SEARCH")
     if sc.get("runAsUser") != 0:
         problem(f"{here}: the memgov container must run as uid 0: added capabilities reach no other user "
                 "(the Containerfile says why)")
@@ -677,7 +678,7 @@ if [[ -n $runtime ]]; then
         done
         echo "== memgov check on the ConfigMap's policy, in the image, as the pod runs it"
         "$runtime" run --rm "$image" --help >/dev/null || fail "memgov run --help fails in the image"
-        "$runtime" run --rm --user 0:0 --cap-drop ALL --cap-add SYS_PTRACE --cap-add KILL --read-only \
+        "$runtime" run --rm --user 0:0 --cap-drop ALL --cap-add SYS_PTRACE --cap-add KILL --cap-add DAC_READ_SEARCH --read-only \
                 -v "$tmp/memgov.ini:/etc/memgov/memgov.ini:ro,Z" --entrypoint /usr/bin/memgov "$image" \
                 check /etc/memgov/memgov.ini || policy_refused
         echo "== the image and the manifests are consistent"

@@ -59,13 +59,13 @@ if (( read_only_root )); then
                 case $type in proc|sysfs|devtmpfs|devpts|mqueue|cgroup2|securityfs|debugfs|tracefs|bpf) continue ;; esac
                 mount -o remount,bind,ro "$mnt" 2>/dev/null ||
                         { echo "container.sh: cannot make $mnt read-only" >&2; exit 2; }
-        done < <(awk '{ for (i = 7; $i != "-"; i++); print $5, $(i + 1) }' /proc/self/mountinfo)
+        done <<<"$(awk '{ for (i = 7; $i != "-"; i++); print $5, $(i + 1) }' /proc/self/mountinfo)"
 fi
 for v in "${volumes[@]}"; do
         IFS=: read -r src dst mode <<<"$v"
         mount --bind "$src" "$dst"
-        if [[ ${mode:-} == ro ]]; then
-                mount -o remount,bind,ro "$dst"
-        fi
+        # A bind takes the flags of the mount it comes from, which the read-only root may have
+        # made read-only too: each volume as its volumeMount says.
+        mount -o "remount,bind,${mode:-rw}" "$dst"
 done
 exec "$@"
