@@ -38,10 +38,10 @@ int main(int argc, char **argv) {
         Decision d = {
                 .kind = DECISION_ACTION,
                 .action = ACTION_RESET,
-                .reset_max = p.reset_max,
-                .reset_min_memory = p.reset_min_memory,
-                .reset_min_idle = p.reset_min_idle,
-                .reset_in_trx = false,
+                .reset.max = p.reset_max,
+                .reset.min_memory = p.reset_min_memory,
+                .reset.min_idle = p.reset_min_idle,
+                .reset.in_trx = false,
         };
         ActionResult res = {};
 

@@ -2,6 +2,11 @@
 #pragma once
 
 #include "memgov/policy.h"
+#include "memgov/rung-admit.h"
+#include "memgov/rung-pool.h"
+#include "memgov/rung-reset.h"
+#include "memgov/rung-restart.h"
+#include "memgov/rung-trim.h"
 #include "memgov/sample.h"
 #include "memgov/trend.h"
 
@@ -74,29 +79,14 @@ typedef struct Decision {
         bool oom_kill; /* DECISION_EVENT: the kernel OOM killer fired in the cgroup */
         uint64_t working_set, budget; /* when it was decided (SIZE_UNKNOWN when not known) */
 
-        /* ACTION_TRIM */
-        TrimMethod trim_method;
-        /* ACTION_RESET */
-        unsigned reset_max;
-        uint64_t reset_min_memory;
-        usec_t reset_min_idle;
-        bool reset_in_trx;
-        /* ACTION_RESTART */
-        bool preflush;
-        /* the buffer-pool rung: shrink innodb_buffer_pool_size by one step, or grow it back */
-        bool pool_grow;
-        uint64_t pool_configured; /* the size the server was configured with; 0 = not known yet (the size found) */
-        uint32_t pool_step;       /* one step: basis points of the configured size */
-        uint32_t pool_floor;      /* never below this share (basis points) of the configured size */
-        uint64_t pool_grow_max;   /* grow by at most this much (what memgov took); SIZE_UNLIMITED = no bound */
-        /* ACTION_ADMIT: lower max_connections to the connected clients plus the headroom, never
-         * below the floor; or put back the value memgov found (admit_restore) */
-        bool admit_restore;
-        unsigned admit_headroom, admit_floor;
-        unsigned admit_fit;         /* connections more that fit (admit.fit), when more than the headroom */
-        unsigned admit_connections; /* the server's connection count in the sample (socket descriptors) */
-        bool admit_carried; /* admit_connections is the count before the storm, on the process before
-                             * a restart (admission carried to the new process) */
+        /* The action's own parameters, each declared by its rung (include/memgov/rung-*.h). */
+        union {
+                TrimParams trim;
+                ResetParams reset;
+                RestartParams restart;
+                PoolParams pool;
+                AdmitParams admit;
+        };
 
         char reason[DECISION_REASON_MAX];
 } Decision;

@@ -177,8 +177,8 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
          * count (the daemon's) is of the server's sockets: its listening ones too, a few more than
          * its clients, which only widens the headroom by as many. */
         uint64_t clients = f->connected > 0 ? f->connected - 1 : 0;
-        unsigned plus = MAX(d->admit_headroom, d->admit_fit);
-        uint64_t target = MAX(clients + plus, (uint64_t) MAX(d->admit_floor, 1u));
+        unsigned plus = MAX(d->admit.headroom, d->admit.fit);
+        uint64_t target = MAX(clients + plus, (uint64_t) MAX(d->admit.floor, 1u));
         bool ours = same_server(m, c->target) && f->max == m->set;
         uint64_t configured = ours ? m->configured : f->max;
         char errors[64] = "";
@@ -188,21 +188,21 @@ static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlC
         ret->value_before = f->max;
         ret->value = f->max;
         ret->baseline = configured;
-        bool fit = d->admit_fit > d->admit_headroom;
+        bool fit = d->admit.fit > d->admit.headroom;
         if (target >= f->max)
                 return action_refuse(ret, -EALREADY,
                               "admission: max_connections is %" PRIu64 " already, not above the %" PRIu64
                               " client(s) %s plus %u %s (or admit.floor %u): nothing to lower%s",
-                              f->max, clients, d->admit_carried ? "before the storm" : "connected", plus,
+                              f->max, clients, d->admit.carried ? "before the storm" : "connected", plus,
                               fit ? "that fit (admit.fit)" : "admit.headroom",
-                              d->admit_floor, errors);
+                              d->admit.floor, errors);
         char plan[256];
         snprintf(plan, sizeof(plan), "max_connections %" PRIu64 " -> %" PRIu64 " (%" PRIu64 " client(s) %s plus %u%s%s)%s",
                  f->max, target, clients,
-                 d->admit_carried ? "before the storm on the process before the restart," : "connected", plus,
+                 d->admit.carried ? "before the storm on the process before the restart," : "connected", plus,
                  fit ? " that fit" : "", target > clients + plus ? ", at admit.floor" : "",
                  errors);
-        bool end = d->admit_carried && c->policy->admit_end_excess;
+        bool end = d->admit.carried && c->policy->admit_end_excess;
         StrBuf detail;
         strbuf_init(&detail, ret->detail, sizeof(ret->detail));
         if (c->dry_run) {
@@ -308,16 +308,16 @@ int admit_run(const ActionContext *c, const Decision *d, AdmitMemory *m, ActionR
         }
         /* Lowering, with the kernel's count of the server's sockets in the decision: that count
          * and the variable, nothing the server must gather. */
-        bool counted = !d->admit_restore && d->admit_connections > 0;
+        bool counted = !d->admit.restore && d->admit.connections > 0;
         r = counted ? max_only(&conn, &f, why, sizeof(why)) : facts(&conn, &f, why, sizeof(why));
         if (r >= 0 && counted) {
-                f.connected = d->admit_connections;
+                f.connected = d->admit.connections;
                 f.have_connected = true;
         }
         if (r < 0)
                 r = action_refuse(ret, r, "admission: reading max_connections and Threads_connected: %s", why);
         else
-                r = d->admit_restore ? restore(c, m, &conn, &f, ret) : lower(c, d, m, &conn, &f, ret);
+                r = d->admit.restore ? restore(c, m, &conn, &f, ret) : lower(c, d, m, &conn, &f, ret);
         sql_close(&conn);
         return r;
 }

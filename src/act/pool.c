@@ -218,7 +218,7 @@ static unsigned version_of(const SqlConn *conn) {
 int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         const ActionTarget *t = c->target;
         const Policy *p = c->policy;
-        const char *verb = d->pool_grow ? "grow" : "shrink";
+        const char *verb = d->pool.grow ? "grow" : "shrink";
         char why[512], kill_why[512] = "", a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], e[FORMAT_BYTES_MAX],
                        f_[FORMAT_BYTES_MAX], ts[FORMAT_TIMESPAN_MAX], pc[FORMAT_PERCENT_MAX];
         SqlConn conn = {}, set_conn = {};
@@ -231,9 +231,9 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 snprintf(ret->detail, sizeof(ret->detail), "pool: process %d is not the server any more", (int) t->pid);
                 return -ESRCH;
         }
-        if (d->pool_step == 0 || d->pool_floor > BP_ONE) {
+        if (d->pool.step == 0 || d->pool.floor > BP_ONE) {
                 return action_refuse(ret, -EINVAL, "pool: a %s step of %u bp with a floor of %u bp is no step",
-                         verb, d->pool_step, d->pool_floor);
+                         verb, d->pool.step, d->pool.floor);
         }
 
         r = sql_connect(p, t->pid, &conn, why, sizeof(why));
@@ -261,7 +261,7 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
 
         /* The statement resizes (and returns when done) where innodb_buffer_pool_size_max exists. */
         const bool synchronous = conn.mariadb && f.have_max;
-        const uint64_t current = f.size, configured = d->pool_configured ? d->pool_configured : f.size;
+        const uint64_t current = f.size, configured = d->pool.configured ? d->pool.configured : f.size;
         ret->value = ret->value_before = current;
         ret->baseline = configured;
 
@@ -302,8 +302,8 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
          * not memgov's to choose. */
         const bool server_shrinks = f.have_auto_min && f.auto_min < MAX(configured, current);
 
-        const uint64_t step = apply_bp(configured, d->pool_step);
-        uint64_t floor = round_up(apply_bp(configured, d->pool_floor), unit);
+        const uint64_t step = apply_bp(configured, d->pool.step);
+        uint64_t floor = round_up(apply_bp(configured, d->pool.floor), unit);
         const char *floor_by = NULL;
         if (!conn.mariadb && instances > 1 && floor < GIB) {
                 floor = round_up(GIB, unit);
@@ -316,25 +316,25 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         char floor_note[200];
         if (floor_by)
                 snprintf(floor_note, sizeof(floor_note), "floor %s, %s (memgov's: %s of the configured %s)",
-                         format_bytes(a, floor), floor_by, format_bp(pc, d->pool_floor), format_bytes(b, configured));
+                         format_bytes(a, floor), floor_by, format_bp(pc, d->pool.floor), format_bytes(b, configured));
         else
                 snprintf(floor_note, sizeof(floor_note), "floor %s, %s of the configured %s", format_bytes(a, floor),
-                         format_bp(pc, d->pool_floor), format_bytes(b, configured));
+                         format_bp(pc, d->pool.floor), format_bytes(b, configured));
 
         /* What the server did by itself: the pool is smaller than the configured size by more than
          * memgov took (pool_grow_max, when the engine says). */
         char own_note[240] = "";
-        if (d->pool_grow_max != SIZE_UNLIMITED && configured > current && configured - current > d->pool_grow_max)
+        if (d->pool.grow_max != SIZE_UNLIMITED && configured > current && configured - current > d->pool.grow_max)
                 snprintf(own_note, sizeof(own_note),
                          "; the server%s had already shrunk its buffer pool to %s by itself "
                          "(%s below the configured %s, of which memgov took %s)",
                          server_shrinks ? " (on memory pressure, down to innodb_buffer_pool_size_auto_min)"
                                         : " (or someone else)",
                          format_bytes(a, current), format_bytes(b, configured - current), format_bytes(e, configured),
-                         format_bytes(f_, d->pool_grow_max));
+                         format_bytes(f_, d->pool.grow_max));
 
         uint64_t target;
-        if (!d->pool_grow) {
+        if (!d->pool.grow) {
                 if (current <= floor ||
                     (target = MAX(round_down(current - MIN(step, current), unit), floor)) >= current) {
                         r = action_refuse(ret, -ERANGE,
@@ -358,10 +358,10 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                         r = 0;
                         goto out;
                 }
-                uint64_t by = MIN(step, d->pool_grow_max);
+                uint64_t by = MIN(step, d->pool.grow_max);
                 target = by >= limit - current ? limit : round_down(current + by, unit);
                 if (target <= current) {
-                        if (d->pool_grow_max == 0)
+                        if (d->pool.grow_max == 0)
                                 snprintf(ret->detail, sizeof(ret->detail),
                                          "pool: innodb_buffer_pool_size is %s, and "
                                          "memgov took none of it: nothing to give back%s",
@@ -371,7 +371,7 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                                          "pool: innodb_buffer_pool_size is %s, and "
                                          "what memgov took (%s) is less than the server's unit (%s): nothing to give "
                                          "back%s",
-                                         format_bytes(a, current), format_bytes(b, d->pool_grow_max),
+                                         format_bytes(a, current), format_bytes(b, d->pool.grow_max),
                                          format_bytes(e, unit), own_note);
                         r = 0;
                         goto out;
@@ -379,15 +379,15 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         }
 
         char plan[300], bound[120];
-        if (!d->pool_grow)
+        if (!d->pool.grow)
                 snprintf(bound, sizeof(bound), "%s", floor_note);
-        else if (d->pool_grow_max == SIZE_UNLIMITED)
+        else if (d->pool.grow_max == SIZE_UNLIMITED)
                 snprintf(bound, sizeof(bound), "up to the configured %s", format_bytes(a, configured));
         else
                 snprintf(bound, sizeof(bound), "at most %s back of what memgov took",
-                         format_bytes(a, d->pool_grow_max));
+                         format_bytes(a, d->pool.grow_max));
         snprintf(plan, sizeof(plan), "innodb_buffer_pool_size %s -> %s (a step of %s of %s; %s)",
-                 format_bytes(a, current), format_bytes(b, target), format_bp(pc, d->pool_step),
+                 format_bytes(a, current), format_bytes(b, target), format_bp(pc, d->pool.step),
                  format_bytes(e, configured), bound);
         if (c->dry_run) {
                 snprintf(ret->detail, sizeof(ret->detail), "would %s %s%s", verb, plan, own_note);
@@ -531,7 +531,7 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 r = job.r == -EACCES ? -EACCES : strstr(job.why, "already in progress") ? -EBUSY : job.r;
                 goto out;
         }
-        if (state == RESIZE_FAILED || (d->pool_grow ? after <= current : after >= current)) {
+        if (state == RESIZE_FAILED || (d->pool.grow ? after <= current : after >= current)) {
                 StrBuf fail;
                 strbuf_init(&fail, ret->detail, sizeof(ret->detail));
                 strbuf_printf(&fail, "pool: the server did not %s its buffer pool to %s: it is %s", verb,
@@ -546,10 +546,10 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
 
         StrBuf detail;
         strbuf_init(&detail, ret->detail, sizeof(ret->detail));
-        strbuf_printf(&detail, "%s %s in %s", d->pool_grow ? "grew" : "shrank", plan, format_timespan(ts, took));
+        strbuf_printf(&detail, "%s %s in %s", d->pool.grow ? "grew" : "shrank", plan, format_timespan(ts, took));
         if (after != target)
                 strbuf_printf(&detail, "; the server set %s", format_bytes(a, after));
-        if (!d->pool_grow) {
+        if (!d->pool.grow) {
                 if (m.what) {
                         ret->has_freed = true;
                         ret->freed = m.before > m.after ? m.before - m.after : 0;
@@ -585,8 +585,8 @@ int pool_action(void *userdata, const ActionContext *c, const Decision *d, Actio
 
         pthread_mutex_lock(&remembered.lock);
         bool known = remembered.pid == c->target->pid && remembered.starttime == c->target->starttime;
-        if (known && !with.pool_configured)
-                with.pool_configured = remembered.configured;
+        if (known && !with.pool.configured)
+                with.pool.configured = remembered.configured;
         pthread_mutex_unlock(&remembered.lock);
 
         int r = pool_run(c, &with, ret);

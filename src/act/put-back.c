@@ -67,7 +67,7 @@ static void put_back_dirty_pct(const ActionContext *c, const ServerChange *rec) 
 static void put_back_max_connections(const ActionContext *c, const ServerChange *rec) {
         /* The admission rung's own restore: only while max_connections is still what was set. */
         AdmitMemory m = { .pid = rec->pid, .starttime = rec->starttime, .configured = rec->found, .set = rec->set };
-        Decision d = { .kind = DECISION_ACTION, .action = ACTION_ADMIT, .admit_restore = true };
+        Decision d = { .kind = DECISION_ACTION, .action = ACTION_ADMIT, .admit.restore = true };
         ActionResult res = {};
         int r = admit_run(c, &d, &m, &res);
         if (r < 0)
@@ -94,8 +94,8 @@ static void put_back_pool(const ActionContext *c, const ServerChange *rec) {
                 (void) state_file_forget(c->state, CHANGE_POOL_SIZE);
                 return;
         }
-        Decision d = { .kind = DECISION_ACTION, .action = ACTION_POOL, .pool_grow = true, .pool_configured = rec->found,
-                       .pool_step = 10000, .pool_floor = 0, .pool_grow_max = SIZE_UNLIMITED };
+        Decision d = { .kind = DECISION_ACTION, .action = ACTION_POOL, .pool.grow = true, .pool.configured = rec->found,
+                       .pool.step = 10000, .pool.floor = 0, .pool.grow_max = SIZE_UNLIMITED };
         ActionResult res = {};
         int r = pool_run(c, &d, &res);
         if (r < 0)

@@ -57,10 +57,10 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         }
 
         SessionSelect q = {
-                .max = d->reset_max,
-                .min_memory = d->reset_min_memory,
-                .min_idle = d->reset_min_idle,
-                .allow_write_trx = d->reset_in_trx,
+                .max = d->reset.max,
+                .min_memory = d->reset.min_memory,
+                .min_idle = d->reset.min_idle,
+                .allow_write_trx = d->reset.in_trx,
                 .own_id = conn.own_id,
                 .policy = c->policy,
         };
@@ -70,7 +70,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                 sql_close(&conn);
                 char largest[FORMAT_BYTES_MAX];
                 snprintf(ret->detail, sizeof(ret->detail), "reset: none of the %u sessions holds %s or more and may be "
-                         "reset (the largest that may: %s)%s%s", n, format_bytes(m, d->reset_min_memory),
+                         "reset (the largest that may: %s)%s%s", n, format_bytes(m, d->reset.min_memory),
                          format_bytes(largest, sessions_largest(sessions, n, &q)),
                          measured == SESSION_MEMORY_PARTIAL ? "; " : "", measured == SESSION_MEMORY_PARTIAL ? unmeasured : "");
                 ret->explained = true; /* not a file that was missing */
@@ -133,9 +133,9 @@ int reset_action(void *userdata, const ActionContext *c, const Decision *d, Acti
                         .level = level_to_string(d->level),
                         .working_set = d->working_set,
                         .budget = d->budget,
-                        .max_sessions = d->reset_max,
-                        .min_memory = d->reset_min_memory,
-                        .min_idle = d->reset_min_idle,
+                        .max_sessions = d->reset.max,
+                        .min_memory = d->reset.min_memory,
+                        .min_idle = d->reset.min_idle,
                 };
                 r = hook_run(p->reset_exec, &h, p->hook_timeout, c->dry_run, out, sizeof(out), why, sizeof(why));
                 if (r < 0)

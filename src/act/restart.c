@@ -260,7 +260,7 @@ int restart_action(void *userdata, const ActionContext *c, const Decision *d, Ac
                 snprintf(ret->detail, sizeof(ret->detail), "restart: no server process in %s", t->description);
                 return -ESRCH;
         }
-        if (d->preflush)
+        if (d->restart.preflush)
                 preflush(c, flush, sizeof(flush), saved);
         if (p->pre_hook[0])
                 run_hook(c, d, "pre-restart", p->pre_hook, pre, sizeof(pre));

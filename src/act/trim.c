@@ -565,7 +565,7 @@ int trim_action(void *userdata, const ActionContext *c, const Decision *d, Actio
                 snprintf(ret->detail, sizeof(ret->detail), "trim: process %d is not the server any more", (int) t->pid);
                 return -ESRCH;
         }
-        int r = trim_run(c->policy, t->pid, t->starttime, 0, d->trim_method, c->dry_run, -1, &rep, why, sizeof(why));
+        int r = trim_run(c->policy, t->pid, t->starttime, 0, d->trim.method, c->dry_run, -1, &rep, why, sizeof(why));
         trim_report_text(t->pid, &rep, r, why, c->dry_run, ret->detail, sizeof(ret->detail));
         if (r < 0) {
                 ret->explained = why[0] != '\0'; /* the injection's or the server's own words */

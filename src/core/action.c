@@ -35,7 +35,7 @@ static uint64_t trim_caps(const Policy *p, const PrivilegeNeeds *n) {
 }
 
 static void trim_params(const Decision *d, const ActionParamSink *k) {
-        k->string(k->userdata, "method", trim_method_to_string(d->trim_method));
+        k->string(k->userdata, "method", trim_method_to_string(d->trim.method));
 }
 
 /* ---- memory.high, memory.max ---- */
@@ -75,10 +75,10 @@ static uint64_t reset_caps(const Policy *p, const PrivilegeNeeds *n) {
 }
 
 static void reset_params(const Decision *d, const ActionParamSink *k) {
-        k->u64(k->userdata, "max_sessions", d->reset_max);
-        k->u64(k->userdata, "min_memory", d->reset_min_memory);
-        k->u64(k->userdata, "min_idle_us", d->reset_min_idle);
-        k->boolean(k->userdata, "in_transaction", d->reset_in_trx);
+        k->u64(k->userdata, "max_sessions", d->reset.max);
+        k->u64(k->userdata, "min_memory", d->reset.min_memory);
+        k->u64(k->userdata, "min_idle_us", d->reset.min_idle);
+        k->boolean(k->userdata, "in_transaction", d->reset.in_trx);
 }
 
 /* ---- restart ---- */
@@ -99,7 +99,7 @@ static uint64_t restart_caps(const Policy *p, const PrivilegeNeeds *n) {
 }
 
 static void restart_params(const Decision *d, const ActionParamSink *k) {
-        k->boolean(k->userdata, "preflush", d->preflush);
+        k->boolean(k->userdata, "preflush", d->restart.preflush);
 }
 
 /* ---- the buffer pool ---- */
@@ -118,12 +118,12 @@ static uint64_t pool_caps(const Policy *p, const PrivilegeNeeds *n) {
 }
 
 static void pool_params(const Decision *d, const ActionParamSink *k) {
-        k->string(k->userdata, "direction", d->pool_grow ? "grow" : "shrink");
-        k->u64(k->userdata, "configured", d->pool_configured); /* 0: not known yet */
-        k->u64(k->userdata, "step_bp", d->pool_step);
-        k->u64(k->userdata, "floor_bp", d->pool_floor);
-        if (d->pool_grow)
-                k->size(k->userdata, "grow_max", d->pool_grow_max);
+        k->string(k->userdata, "direction", d->pool.grow ? "grow" : "shrink");
+        k->u64(k->userdata, "configured", d->pool.configured); /* 0: not known yet */
+        k->u64(k->userdata, "step_bp", d->pool.step);
+        k->u64(k->userdata, "floor_bp", d->pool.floor);
+        if (d->pool.grow)
+                k->size(k->userdata, "grow_max", d->pool.grow_max);
 }
 
 /* ---- admission (max_connections) ---- */
@@ -143,14 +143,14 @@ static uint64_t admit_caps(const Policy *p, const PrivilegeNeeds *n) {
 }
 
 static void admit_params(const Decision *d, const ActionParamSink *k) {
-        k->string(k->userdata, "direction", d->admit_restore ? "restore" : "lower");
-        if (d->admit_restore)
+        k->string(k->userdata, "direction", d->admit.restore ? "restore" : "lower");
+        if (d->admit.restore)
                 return;
-        k->u64(k->userdata, "connections", d->admit_connections);
-        k->boolean(k->userdata, "carried", d->admit_carried);
-        k->u64(k->userdata, "headroom", d->admit_headroom);
-        k->u64(k->userdata, "fit", d->admit_fit);
-        k->u64(k->userdata, "floor", d->admit_floor);
+        k->u64(k->userdata, "connections", d->admit.connections);
+        k->boolean(k->userdata, "carried", d->admit.carried);
+        k->u64(k->userdata, "headroom", d->admit.headroom);
+        k->u64(k->userdata, "fit", d->admit.fit);
+        k->u64(k->userdata, "floor", d->admit.floor);
 }
 
 const ActionInfo action_table[_ACTION_KIND_MAX] = {

@@ -147,7 +147,7 @@ unsigned engine_leave(const Engine *e, const char *why, Decision *ret, unsigned 
          * actuator leaves a value someone else set since). */
         if (e->admit_lowered && n < max) {
                 ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_ADMIT, .level = e->level,
-                                      .admit_restore = true };
+                                      .admit.restore = true };
                 snprintf(ret[n].reason, sizeof(ret[n].reason),
                          "%s: put max_connections back as it was found", why);
                 n++;
@@ -1473,8 +1473,8 @@ static void plan_admit_restore(Tick *k) {
         Decision *d = emit_action(k, ACTION_ADMIT, "%s: put max_connections back as it was found, calm for %s",
                                   ctx(k), format_timespan(t, k->now - e->calm_since));
         if (d) {
-                d->admit_restore = true;
-                d->admit_connections = (k->s->has & SAMPLE_HAS_CONNECTIONS) ? k->s->connections : 0;
+                d->admit.restore = true;
+                d->admit.connections = (k->s->has & SAMPLE_HAS_CONNECTIONS) ? k->s->connections : 0;
         }
         e->admit_lowered = e->admit_tried = false;
         e->admit_restoring = true;
@@ -1540,10 +1540,10 @@ static void plan_emergency_reset(Tick *k, const char *where) {
                                   in_trx ? "; sessions in transactions too" : "");
         if (d) {
                 d->code = ACTION_EMERGENCY_RESET;
-                d->reset_max = p->reset_emergency_max;
-                d->reset_min_memory = p->reset_emergency_min_memory;
-                d->reset_min_idle = p->reset_min_idle;
-                d->reset_in_trx = in_trx;
+                d->reset.max = p->reset_emergency_max;
+                d->reset.min_memory = p->reset_emergency_min_memory;
+                d->reset.min_idle = p->reset_min_idle;
+                d->reset.in_trx = in_trx;
         }
         e->reset_emergency_done = e->reset_emergency_any = e->reset_last_emergency = true;
         e->reset_emergency_last = k->now;
@@ -1600,10 +1600,10 @@ static AdmitFit admit_fit(const Tick *k, unsigned fewest, uint64_t ws_fewest, us
  * the count before the storm on the process before) plus admit.headroom, not below admit.floor. */
 static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool carried) {
         if (d) {
-                d->admit_headroom = k->p->admit_headroom;
-                d->admit_floor = k->p->admit_floor;
-                d->admit_connections = connections;
-                d->admit_carried = carried;
+                d->admit.headroom = k->p->admit_headroom;
+                d->admit.floor = k->p->admit_floor;
+                d->admit.connections = connections;
+                d->admit.carried = carried;
         }
         k->e->admit_lowered = true;
         k->e->admit_tried = true;
@@ -1757,7 +1757,7 @@ static void act(Tick *k) {
                                    reset_note, no_room);
                 /* Not past the OOM either: a pre-flush talks to the same swamped server. */
                 if (d)
-                        d->preflush = p->preflush && !oom_first && !stall_first;
+                        d->restart.preflush = p->preflush && !oom_first && !stall_first;
                 note_action(k, ACTION_RESTART, false);
                 e->restart_pending = true;
                 e->restart_at = k->now;
@@ -1777,9 +1777,9 @@ static void act(Tick *k) {
                                           "%s: shrink the buffer pool by %s of its configured size, not below %s of it",
                                           ctx(k), format_bp(s1, p->pool_step), format_bp(s2, p->pool_floor));
                 if (d) {
-                        d->pool_step = p->pool_step;
-                        d->pool_floor = p->pool_floor;
-                        d->pool_grow_max = SIZE_UNLIMITED;
+                        d->pool.step = p->pool_step;
+                        d->pool.floor = p->pool_floor;
+                        d->pool.grow_max = SIZE_UNLIMITED;
                 }
                 e->pool_steps++;
                 e->pool_growing = false;
@@ -1797,10 +1797,10 @@ static void act(Tick *k) {
                                    format_timespan(t, p->reset_min_idle),
                                    in_trx ? "; emergency: sessions in transactions too" : "");
                 if (d) {
-                        d->reset_max = p->reset_max;
-                        d->reset_min_memory = p->reset_min_memory;
-                        d->reset_min_idle = p->reset_min_idle;
-                        d->reset_in_trx = in_trx;
+                        d->reset.max = p->reset_max;
+                        d->reset.min_memory = p->reset_min_memory;
+                        d->reset.min_idle = p->reset_min_idle;
+                        d->reset.in_trx = in_trx;
                 }
                 e->reset_last_emergency = false;
                 note_action(k, ACTION_RESET, true);
@@ -1836,7 +1836,7 @@ static void act(Tick *k) {
                                           plus, p->admit_floor);
                 note_admit_lowering(k, d, k->s->connections, false);
                 if (d && f.fit > p->admit_headroom)
-                        d->admit_fit = f.fit;
+                        d->admit.fit = f.fit;
                 e->admit_before = fewest;
                 return;
         }
@@ -1846,7 +1846,7 @@ static void act(Tick *k) {
                 Decision *d = emit_action(k, ACTION_TRIM, "%s: trim (method %s)", ctx(k),
                                    trim_method_to_string(p->trim_method));
                 if (d)
-                        d->trim_method = p->trim_method;
+                        d->trim.method = p->trim_method;
                 note_action(k, ACTION_TRIM, true);
         }
 }
@@ -1884,10 +1884,10 @@ static void plan_pool_grow(Tick *k) {
                                   ctx(k), e->pool_steps, format_timespan(t, k->now - e->calm_since),
                                   format_bytes(a, back));
         if (d) {
-                d->pool_grow = true;
-                d->pool_step = p->pool_step;
-                d->pool_floor = p->pool_floor;
-                d->pool_grow_max = SIZE_UNLIMITED;
+                d->pool.grow = true;
+                d->pool.step = p->pool_step;
+                d->pool.floor = p->pool_floor;
+                d->pool.grow_max = SIZE_UNLIMITED;
         }
         e->pool_steps--;
         e->pool_growing = true;

@@ -470,14 +470,14 @@ static bool run(Scenario *sc, const Fault *f) {
                                                  i, decision_name(d), format_timespan(tb, until - now));
                                 if (action_info(a)->paced) {
                                         usec_t cd = p->step[action_info(a)->level].cooldown;
-                                        bool again = a == ACTION_ADMIT && carry_again && d->admit_carried;
+                                        bool again = a == ACTION_ADMIT && carry_again && d->admit.carried;
                                         if (a == ACTION_ADMIT)
                                                 carry_again = false;
                                         if (acted[a] && !exempt && !again && now - last_of[a] < cd)
                                                 violated(sc, "tick %zu: %s %s after the previous one, under its cooldown",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_of[a]));
-                                        if (any_ladder && !d->emergency && !d->admit_carried && now - last_ladder < p->settle)
+                                        if (any_ladder && !d->emergency && !d->admit.carried && now - last_ladder < p->settle)
                                                 violated(sc, "tick %zu: %s %s after the previous ladder action, under settle",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_ladder));

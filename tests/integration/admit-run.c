@@ -53,24 +53,24 @@ int main(int argc, char **argv) {
         Decision d = {
                 .kind = DECISION_ACTION,
                 .action = ACTION_ADMIT,
-                .admit_restore = !strcmp(argv[2], "restore"),
-                .admit_carried = !strcmp(argv[2], "carry"),
-                .admit_headroom = (unsigned) headroom,
-                .admit_floor = (unsigned) floor,
+                .admit.restore = !strcmp(argv[2], "restore"),
+                .admit.carried = !strcmp(argv[2], "carry"),
+                .admit.headroom = (unsigned) headroom,
+                .admit.floor = (unsigned) floor,
         };
         const char *counted = getenv("MEMGOV_TEST_CONNECTIONS");
         uint64_t connections;
         if (counted) {
                 if (!parse_decimal_u64(counted, &connections) || connections > UINT32_MAX)
                         return usage();
-                d.admit_connections = (unsigned) connections;
+                d.admit.connections = (unsigned) connections;
         }
         const char *fit = getenv("MEMGOV_TEST_FIT");
         if (fit) {
                 uint64_t n;
                 if (!parse_decimal_u64(fit, &n) || n > UINT32_MAX)
                         return usage();
-                d.admit_fit = (unsigned) n;
+                d.admit.fit = (unsigned) n;
         }
         AdmitMemory m = { .pid = t.pid, .configured = configured, .set = set, .errors = errors,
                           .errors_known = argc == 9 && strcmp(argv[8], "-") };

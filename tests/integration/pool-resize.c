@@ -61,11 +61,11 @@ int main(int argc, char **argv) {
         snprintf(t.description, sizeof(t.description), "process %d", (int) t.pid);
         ActionContext c = {.target = &t, .policy = &p, .dry_run = dry != 0};
         Decision d = {
-                .pool_grow = !strcmp(argv[2], "grow"),
-                .pool_configured = configured,
-                .pool_step = (uint32_t) step,
-                .pool_floor = (uint32_t) floor,
-                .pool_grow_max = grow_max,
+                .pool.grow = !strcmp(argv[2], "grow"),
+                .pool.configured = configured,
+                .pool.step = (uint32_t) step,
+                .pool.floor = (uint32_t) floor,
+                .pool.grow_max = grow_max,
         };
         ActionResult res = {};
 

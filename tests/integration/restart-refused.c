@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
         snprintf(t.unit, sizeof(t.unit), "memgov-no-such-unit.service");
         snprintf(t.description, sizeof(t.description), "process %d", (int) t.pid);
         ActionContext c = { .target = &t, .policy = &p };
-        Decision d = { .kind = DECISION_ACTION, .action = ACTION_RESTART, .preflush = true };
+        Decision d = { .kind = DECISION_ACTION, .action = ACTION_RESTART, .restart.preflush = true };
         ActionResult res = {};
 
         int r = restart_action(NULL, &c, &d, &res);

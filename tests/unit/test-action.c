@@ -77,8 +77,8 @@ static void sink_string(void *u, const char *key, const char *v) {
 static void test_every_action_has_parameters(void **state) {
         for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++)
                 for (int variant = 0; variant < 2; variant++) {
-                        Decision d = { .kind = DECISION_ACTION, .action = k, .pool_grow = variant,
-                                       .admit_restore = variant, .pool_grow_max = SIZE_UNLIMITED };
+                        Decision d = { .kind = DECISION_ACTION, .action = k, .pool.grow = variant,
+                                       .admit.restore = variant, .pool.grow_max = SIZE_UNLIMITED };
                         unsigned n = 0;
                         action_params(&d, &(const ActionParamSink) { .u64 = sink_u64, .size = sink_u64, .boolean = sink_bool,
                                                                      .string = sink_string, .userdata = &n });

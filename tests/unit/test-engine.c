@@ -217,7 +217,7 @@ static void check_invariants(const Sim *sim) {
                 /* The ladder's own actions: those paced by their rung (the registry's "paced"). */
                 if (decision_is_action(d) && action_info(d->action)->paced) {
                         /* Admission carried to a new process is not paced by the old one's actions. */
-                        if (last_action && !d->emergency && !d->admit_carried && sim->at[i] - last_action < sim->p.settle) {
+                        if (last_action && !d->emergency && !d->admit.carried && sim->at[i] - last_action < sim->p.settle) {
                                 dump(sim);
                                 fail_msg("two actions %" PRIu64 "us apart, under settle", sim->at[i] - last_action);
                         }
@@ -225,7 +225,7 @@ static void check_invariants(const Sim *sim) {
                         /* The emergency reset comes past the cooldown of a reset at reset.min-memory, and
                          * after reset.cooldown of the last emergency reset. */
                         bool exempt = d->code == ACTION_EMERGENCY_RESET && d->emergency;
-                        bool again = carry_again && d->action == ACTION_ADMIT && d->admit_carried;
+                        bool again = carry_again && d->action == ACTION_ADMIT && d->admit.carried;
                         if (d->action == ACTION_ADMIT)
                                 carry_again = false;
                         if (last_of[d->action] && !exempt && !again &&
@@ -294,7 +294,7 @@ static void test_trim_on_threshold_and_cooldown(void **state) {
         expect(l && l->from == LEVEL_NORMAL && l->level == LEVEL_TRIM);
         expect(l->code == LEVEL_UP_AT && l->level == LEVEL_TRIM && l->from == LEVEL_NORMAL);
         expect(l->working_set == 8 * GB && l->budget == BUDGET);
-        expect(t && t->trim_method == TRIM_AUTO);
+        expect(t && t->trim.method == TRIM_AUTO);
         expect(sim->out.next_sample == 1 * SEC);
         /* What `status` shows as "next in": the trim cooldown from now; nothing else has run. */
         expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_TRIM) == sim->now + 10 * 60 * SEC);
@@ -504,8 +504,8 @@ static void test_pool_when_reset_not_helping(void **state) {
         const Decision *l = find_level(sim, LEVEL_RESET, LEVEL_POOL, LEVEL_UP_NOT_HELPING, 0);
         expect(l);
         const Decision *d = find(sim, T_POOL, 0);
-        expect(d && !d->pool_grow && d->pool_step == 1000 && d->pool_floor == 5000 &&
-               d->pool_grow_max == SIZE_UNLIMITED);
+        expect(d && !d->pool.grow && d->pool.step == 1000 && d->pool.floor == 5000 &&
+               d->pool.grow_max == SIZE_UNLIMITED);
         expect(sim->e.pool_steps == 1);
         /* It gave back 300M: judged like trim and reset, on what the actuator measured. */
         unsigned mark = sim->n;
@@ -662,10 +662,10 @@ static void test_pool_grows_back_with_hysteresis(void **state) {
         sim_run(sim, 60 * USEC_PER_MINUTE, 5 * SEC);
         expect(count(sim, T_POOL, mark) == 1);
         const Decision *g = find(sim, T_POOL, mark);
-        expect(g && g->pool_grow);
+        expect(g && g->pool.grow);
         unsigned i = (unsigned) (g - sim->log);
         const Decision *shrink = find(sim, T_POOL, 0);
-        expect(shrink && !shrink->pool_grow && sim->at[i] - sim->at[shrink - sim->log] >= 10 * USEC_PER_MINUTE);
+        expect(shrink && !shrink->pool.grow && sim->at[i] - sim->at[shrink - sim->log] >= 10 * USEC_PER_MINUTE);
         expect(sim->e.pool_steps == 0);
         check_invariants(sim);
         free(sim);
@@ -691,7 +691,7 @@ static void test_pool_grows_back_after_calm(void **state) {
                         calm_mark = sim->n;
                 }
                 for (unsigned j = mark; j < sim->n; j++)
-                        if (decision_class(&sim->log[j]) == T_POOL && sim->log[j].pool_grow)
+                        if (decision_class(&sim->log[j]) == T_POOL && sim->log[j].pool.grow)
                                 grew = sim->at[j];
         }
         expect(calm);
@@ -1311,8 +1311,8 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         unsigned at = climb_into_high(sim, 30 * MB, 600, false, 100 * MB);
         const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
         expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m"));
-        expect(er->emergency && er->reset_max == sim->p.reset_emergency_max &&
-               er->reset_min_memory == sim->p.reset_emergency_min_memory);
+        expect(er->emergency && er->reset.max == sim->p.reset_emergency_max &&
+               er->reset.min_memory == sim->p.reset_emergency_min_memory);
         /* The first reset of the emergency, and nothing above the reset rung before it. */
         expect(find(sim, T_RESET, 0) == er);
         expect(!find(sim, T_POOL, 0) && !find(sim, T_RESTART, 0));
@@ -1708,8 +1708,8 @@ static void test_restart_guard_rails(void **state) {
         unsigned n_emergency = 0, first_emergency = sim->n;
         for (unsigned i = 0; i < sim->n; i++)
                 if (decision_class(&sim->log[i]) == T_RESET && sim->log[i].code == ACTION_EMERGENCY_RESET) {
-                        expect(sim->log[i].emergency && sim->log[i].reset_max == sim->p.reset_emergency_max &&
-                               sim->log[i].reset_min_memory == sim->p.reset_emergency_min_memory);
+                        expect(sim->log[i].emergency && sim->log[i].reset.max == sim->p.reset_emergency_max &&
+                               sim->log[i].reset.min_memory == sim->p.reset_emergency_min_memory);
                         first_emergency = MIN(first_emergency, i);
                         n_emergency++;
                 }
@@ -1905,9 +1905,9 @@ static void test_reset_recheck_and_params(void **state) {
         set_ws(sim, 9 * GB + 300 * MB); /* 93 % */
         sim_run(sim, 60 * SEC, SEC);
         const Decision *r = find(sim, T_RESET, 0);
-        expect(r && r->reset_max == 4 && r->reset_min_memory == 64 * MB && r->reset_min_idle == 30 * SEC);
-        expect(r && !r->reset_in_trx); /* not an emergency */
-        expect(r->reset_max == 4 && r->reset_min_memory == 64 * MB);
+        expect(r && r->reset.max == 4 && r->reset.min_memory == 64 * MB && r->reset.min_idle == 30 * SEC);
+        expect(r && !r->reset.in_trx); /* not an emergency */
+        expect(r->reset.max == 4 && r->reset.min_memory == 64 * MB);
 
         /* Level stays at reset through hysteresis, but the working set fell under reset.at:
          * the destructive step is not taken on the stale level. */
@@ -2158,13 +2158,13 @@ static void test_admit_on_rising_connections(void **state) {
         Sim *sim = sim_new(false);
         storm(sim, 20, 1);
         const Decision *d = find(sim, T_ADMIT, 0);
-        expect(d && !d->admit_restore && d->admit_headroom == 10 && d->admit_floor == 10);
+        expect(d && !d->admit.restore && d->admit.headroom == 10 && d->admit.floor == 10);
         /* At admit.at, nothing more fits under it: the headroom. */
-        expect(d->admit_fit == 0);
+        expect(d->admit.fit == 0);
         /* At its threshold, with the connections risen: before reset, which was never decided. */
         expect(d->working_set >= apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at));
         expect(find_level(sim, LEVEL_THROTTLE, LEVEL_ADMIT, LEVEL_UP_AT, 0));
-        expect(d->admit_connections >= 20 + 20);
+        expect(d->admit.connections >= 20 + 20);
         expect(find_level(sim, LEVEL_THROTTLE, LEVEL_ADMIT, _DECISION_CODE_MAX, 0));
         expect(!find(sim, T_RESET, 0));
         expect(sim->e.admit_lowered);
@@ -2198,7 +2198,7 @@ static void test_admit_on_rising_connections(void **state) {
                         calm = sim->now;
         }
         const Decision *r = find(sim, T_ADMIT, mark);
-        expect(r && r->admit_restore && calm > 0);
+        expect(r && r->admit.restore && calm > 0);
         usec_t restored = last_at(sim, T_ADMIT);
         expect(restored - calm >= sim->p.admit_restore_after && restored - calm < sim->p.admit_restore_after + 2 * SEC);
         expect(restored - lowered >= sim->p.admit_restore_after);
@@ -2235,25 +2235,25 @@ static void test_admit_fit(void **state) {
                         sim_tick(sim, SEC);
                 }
                 const Decision *d = find(sim, T_ADMIT, 0);
-                expect(d && !d->admit_restore && d->admit_connections == conns);
+                expect(d && !d->admit.restore && d->admit.connections == conns);
                 uint64_t bound = apply_bp(BUDGET, sim->p.step[LEVEL_ADMIT].at);
                 expect(d->working_set < bound);
                 uint64_t cost = (d->working_set - from) / (conns - 3);
                 uint64_t fits = (bound - d->working_set) / cost;
                 switch (v) {
                 case FIT_RAMP:
-                        expect(d->admit_fit == fits && fits > 10 && fits < conns - 3);
+                        expect(d->admit.fit == fits && fits > 10 && fits < conns - 3);
                         expect(strstr(d->reason, "more that fit under") && !strstr(d->reason, "rise so far"));
                         break;
                 case FIT_CHEAP:
-                        expect(fits > conns - 3 && d->admit_fit == conns - 3);
+                        expect(fits > conns - 3 && d->admit.fit == conns - 3);
                         expect(strstr(d->reason, "as many as the rise so far"));
                         break;
                 case FIT_PROCESS_BEFORE:
-                        expect(d->admit_fit == 0 && strstr(d->reason, "server process before"));
+                        expect(d->admit.fit == 0 && strstr(d->reason, "server process before"));
                         break;
                 default:
-                        expect(d->admit_fit == 0 && d->admit_headroom == 10 && !strstr(d->reason, "fit"));
+                        expect(d->admit.fit == 0 && d->admit.headroom == 10 && !strstr(d->reason, "fit"));
                 }
                 check_invariants(sim);
                 free(sim);
@@ -2437,7 +2437,7 @@ static void test_admit_dry_run(void **state) {
         storm(sim, 20, 1);
         unsigned n = engine_leave(&sim->e, "memgov stops", d, 3);
         expect(n == 3 && decision_class(&d[1]) == T_SET_MAX && d[1].value == BUDGET &&
-               decision_class(&d[2]) == T_ADMIT && d[2].admit_restore);
+               decision_class(&d[2]) == T_ADMIT && d[2].admit.restore);
         free(sim);
 }
 
@@ -2482,7 +2482,7 @@ static void test_admit_failure_and_new_server(void **state) {
                 sim_tick(sim, SEC);
         }
         const Decision *again = find(sim, T_ADMIT, mark);
-        expect(again && !again->admit_restore && !again->admit_carried &&
+        expect(again && !again->admit.restore && !again->admit.carried &&
                sim->at[again - sim->log] - lowered < sim->p.step[LEVEL_ADMIT].cooldown);
         expect(sim->e.admit_lowered);
         free(sim);
@@ -2521,7 +2521,7 @@ static void test_admit_carried_failure_tried_again(void **state) {
                         /* Said, and tried again in the same tick (the next sample after the failure). */
                         expect(f && f->code == EFFECT_FAILED_CARRY && strstr(f->reason, "tries)"));
                         const Decision *again = find(sim, T_ADMIT, mark);
-                        expect(again && again->admit_carried && again->admit_connections == 20);
+                        expect(again && again->admit.carried && again->admit.connections == 20);
                 } else {
                         expect(f && f->code == EFFECT_FAILED && strstr(f->reason, "not tried again for"));
                         expect(count(sim, T_ADMIT, mark) == 0 && !sim->e.admit_lowered);
@@ -2564,7 +2564,7 @@ static void test_admit_failed_lowering_carried(void **state) {
                 if (calm)
                         expect(!d && !sim->e.admit_carry);
                 else
-                        expect(d && d->admit_carried && d->admit_connections == 20);
+                        expect(d && d->admit.carried && d->admit.connections == 20);
                 check_invariants(sim);
                 free(sim);
         }
@@ -2576,7 +2576,7 @@ static void test_admit_carried_to_new_server(void **state) {
         sim->s.accepting = 1;
         storm(sim, 20, 1);
         const Decision *first = find(sim, T_ADMIT, 0);
-        expect(first && !first->admit_carried && sim->e.admit_lowered);
+        expect(first && !first->admit.carried && sim->e.admit_lowered);
 
         /* The new process: starting (listening on nothing yet), small. Nothing yet. */
         unsigned mark = sim->n;
@@ -2603,8 +2603,8 @@ static void test_admit_carried_to_new_server(void **state) {
         sim->s.connections = 60;
         sim_tick(sim, SEC);
         const Decision *d = find(sim, T_ADMIT, mark);
-        expect(d && !d->admit_restore && d->admit_carried && d->admit_connections == 20 && d->admit_headroom == 10 &&
-               d->admit_floor == 10);
+        expect(d && !d->admit.restore && d->admit.carried && d->admit.connections == 20 && d->admit.headroom == 10 &&
+               d->admit.floor == 10);
         expect(d->working_set < apply_bp(BUDGET, sim->p.step[LEVEL_TRIM].at));
         expect(sim->e.admit_lowered && !sim->e.admit_carry);
         /* No memory.max raise for it: the new process is far from its limit. */
@@ -2625,7 +2625,7 @@ static void test_admit_carried_to_new_server(void **state) {
         expect(sim->out.next_sample == sim->p.interval && sim->e.level == LEVEL_NORMAL);
         sim_run(sim, sim->p.admit_restore_after + 60 * SEC, SEC);
         const Decision *r = find(sim, T_ADMIT, after);
-        expect(r && r->admit_restore && !sim->e.admit_lowered);
+        expect(r && r->admit.restore && !sim->e.admit_lowered);
 
         /* The next process: admission no longer in place, nothing carried. */
         mark = sim->n;
@@ -2673,7 +2673,7 @@ static void test_admit_carried_to_new_server(void **state) {
         set_ws(sim, 2 * GB);
         sim_run(sim, 20 * SEC, SEC);
         for (unsigned i = mark; i < sim->n; i++)
-                expect(!(decision_class(&sim->log[i]) == T_ADMIT && sim->log[i].admit_carried));
+                expect(!(decision_class(&sim->log[i]) == T_ADMIT && sim->log[i].admit.carried));
         expect(!sim->e.admit_carry);
         free(sim);
 }
