@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "admit.h"
+#include "put-back.h"
 #include "memgov/actuator.h"
 #include "memgov/sql.h"
 #include "memgov/strutil.h"
@@ -330,6 +331,7 @@ static struct {
 } remembered = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int admit_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        put_back_inherited_kind(c, CHANGE_MAX_CONNECTIONS);
         pthread_mutex_lock(&remembered.lock);
         int r = admit_run(c, d, &remembered.m, ret);
         pthread_mutex_unlock(&remembered.lock);

@@ -19,6 +19,7 @@
 #include "memgov/argv.h"
 #include "memgov/clock.h"
 #include "memgov/fileio.h"
+#include "memgov/strutil.h"
 
 /* After SIGTERM, how long the hook's group has before SIGKILL; after SIGKILL, how long we wait
  * to reap the hook before leaving it behind (a process stuck in the kernel). */
@@ -191,8 +192,10 @@ int hook_run(const char *command, const HookContext *ctx, usec_t timeout, bool d
         snprintf(env[e++], sizeof(env[0]), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
         snprintf(env[e++], sizeof(env[0]), "LANG=C.UTF-8");
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_EVENT=%s", ctx->event);
-        snprintf(env[e++], sizeof(env[0]), "MEMGOV_REASON=%.500s", ctx->reason ? ctx->reason : "");
-        snprintf(env[e++], sizeof(env[0]), "MEMGOV_TARGET=%.500s", ctx->target ? ctx->target : "");
+        /* The reason and the target quote the server (its command name, its errors): controls escaped. */
+        char safe[4 * 500];
+        snprintf(env[e++], sizeof(env[0]), "MEMGOV_REASON=%.500s", escape_untrusted(ctx->reason ? ctx->reason : "", safe, 500));
+        snprintf(env[e++], sizeof(env[0]), "MEMGOV_TARGET=%.500s", escape_untrusted(ctx->target ? ctx->target : "", safe, 500));
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_LEVEL=%s", ctx->level ? ctx->level : "");
         /* Bytes, or empty when the decision had no figure (a trace without a working set). */
         snprintf(env[e++], sizeof(env[0]), "MEMGOV_WORKING_SET=%s", "");

@@ -17,6 +17,7 @@
 #include "memgov/units.h"
 #include "memgov/pool-watch.h"
 #include "pool.h"
+#include "put-back.h"
 #include "trim.h"
 
 /* How the servers resize their buffer pool (SET GLOBAL innodb_buffer_pool_size = N):
@@ -582,6 +583,8 @@ static struct {
 
 int pool_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
         Decision with = *d;
+
+        put_back_inherited_kind(c, CHANGE_POOL_SIZE);
 
         pthread_mutex_lock(&remembered.lock);
         bool known = remembered.pid == c->target->pid && remembered.starttime == c->target->starttime;

@@ -2,6 +2,7 @@
 /* What a memgov before this one changed on the server and did not put back (it died without its
  * way out: a watchdog abort, SIGKILL), from the state file: put back at start, as its way out
  * would have, on the same server process and only where the value is still the one it set. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -84,9 +85,16 @@ static void put_back_pool(const ActionContext *c, const ServerChange *rec) {
         char why[512];
         uint64_t now = 0;
 
-        if (sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why)) >= 0) {
-                (void) sql_run(&conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", read_u64, &now, why, sizeof(why));
+        int r = sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why));
+        if (r >= 0) {
+                r = sql_run(&conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", read_u64, &now, why, sizeof(why));
                 sql_close(&conn);
+        }
+        if (r < 0 || now == 0) {
+                /* Not read: not "changed since". Kept, and tried again. */
+                log_warning("innodb_buffer_pool_size left by the memgov before at %s (it found %s): not put back yet: %s",
+                            format_bytes(a, rec->set), format_bytes(b, rec->found), r < 0 ? why : "no value read");
+                return;
         }
         if (now != rec->set) {
                 log_info("innodb_buffer_pool_size is %s, not the %s the memgov before set: changed since, left as it is",
@@ -97,7 +105,7 @@ static void put_back_pool(const ActionContext *c, const ServerChange *rec) {
         Decision d = { .kind = DECISION_ACTION, .action = ACTION_POOL, .pool.grow = true, .pool.configured = rec->found,
                        .pool.step = 10000, .pool.floor = 0, .pool.grow_max = SIZE_UNLIMITED };
         ActionResult res = {};
-        int r = pool_run(c, &d, &res);
+        r = pool_run(c, &d, &res);
         if (r < 0)
                 log_warning("innodb_buffer_pool_size left by the memgov before at %s (it found %s): %s",
                             format_bytes(a, rec->set), format_bytes(b, rec->found), res.detail);
@@ -106,34 +114,37 @@ static void put_back_pool(const ActionContext *c, const ServerChange *rec) {
                            res.detail);
 }
 
-void put_back_inherited(const ActionContext *c) {
+void put_back_inherited_kind(const ActionContext *c, ChangeKind k) {
+        assert(change_kind_is_server_setting(k));
         if (!c->state || c->dry_run || c->target->pid <= 0)
                 return;
-        for (ChangeKind k = 0; k < _CHANGE_KIND_MAX; k++) {
-                if (!change_kind_is_server_setting(k))
-                        continue;
-                ServerChange rec = state_file_get(c->state, k);
-                if (!rec.active || !rec.inherited)
-                        continue;
-                if (rec.pid != c->target->pid || rec.starttime != c->target->starttime) {
-                        /* A new server process starts at its configuration: nothing to put back. */
-                        log_info("%s: changed by the memgov before on server process %d, gone since: nothing to put "
-                                 "back", change_kind_to_string(k), (int) rec.pid);
-                        (void) state_file_forget(c->state, k);
-                        continue;
-                }
-                switch (k) {
-                case CHANGE_MAX_CONNECTIONS:
-                        put_back_max_connections(c, &rec);
-                        break;
-                case CHANGE_POOL_SIZE:
-                        put_back_pool(c, &rec);
-                        break;
-                case CHANGE_DIRTY_PAGES_PCT:
-                        put_back_dirty_pct(c, &rec);
-                        break;
-                default:
-                        break;
-                }
+        ServerChange rec = state_file_get(c->state, k);
+        if (!rec.active || !rec.inherited)
+                return;
+        if (rec.pid != c->target->pid || rec.starttime != c->target->starttime) {
+                /* A new server process starts at its configuration: nothing to put back. */
+                log_info("%s: changed by the memgov before on server process %d, gone since: nothing to put back",
+                         change_kind_to_string(k), (int) rec.pid);
+                (void) state_file_forget(c->state, k);
+                return;
         }
+        switch (k) {
+        case CHANGE_MAX_CONNECTIONS:
+                put_back_max_connections(c, &rec);
+                break;
+        case CHANGE_POOL_SIZE:
+                put_back_pool(c, &rec);
+                break;
+        case CHANGE_DIRTY_PAGES_PCT:
+                put_back_dirty_pct(c, &rec);
+                break;
+        default:
+                break;
+        }
+}
+
+void put_back_inherited(const ActionContext *c) {
+        for (ChangeKind k = 0; k < _CHANGE_KIND_MAX; k++)
+                if (change_kind_is_server_setting(k))
+                        put_back_inherited_kind(c, k);
 }

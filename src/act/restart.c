@@ -13,6 +13,7 @@
 
 #include "hooks.h"
 #include "memgov/actuator.h"
+#include "put-back.h"
 #include "restart.h"
 #include "memgov/clock.h"
 #include "memgov/sql.h"
@@ -260,6 +261,7 @@ int restart_action(void *userdata, const ActionContext *c, const Decision *d, Ac
                 snprintf(ret->detail, sizeof(ret->detail), "restart: no server process in %s", t->description);
                 return -ESRCH;
         }
+        put_back_inherited_kind(c, CHANGE_DIRTY_PAGES_PCT);
         if (d->restart.preflush)
                 preflush(c, flush, sizeof(flush), saved);
         if (p->pre_hook[0])

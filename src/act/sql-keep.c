@@ -14,6 +14,7 @@
 #include "memgov/pool-watch.h"
 #include "memgov/strutil.h"
 #include "memgov/target.h"
+#include "anonymous-accounts.h"
 #include "put-back.h"
 #include "sql-keep.h"
 
@@ -59,6 +60,23 @@ static ServerAccepting accepting_from(SqlKeepState st, int error, pid_t pid, Ser
             !name_in_list(comm, TARGET_DEFAULT_PROCESSES))
                 return ACCEPTING_UNKNOWN;
         return ACCEPTING_NOT_YET;
+}
+
+/* reset.exempt-users match the name a session logged in with: an anonymous account lets any
+ * client that reaches it take an exempt name (never reset, never ended by admission). Said once
+ * a session; the operator decides. */
+static void say_anonymous_accounts(SqlConn *conn) {
+        char accounts[256], why[512];
+        int n = anonymous_accounts(conn, accounts, sizeof(accounts), why, sizeof(why));
+        if (n > 0)
+                log_warning("sql: reset.exempt-users are matched by the name a client logs in with, and the server has "
+                            "%d anonymous account(s) (%s), through which any client that reaches it may log in under "
+                            "an exempt name and never be reset: drop them (DROP USER ''@'host'), or exempt by host",
+                            n, accounts);
+        else if (n < 0)
+                log_notice("sql: reset.exempt-users are matched by the name a client logs in with; whether an "
+                           "anonymous account lets any client log in under one cannot be read (%s): SELECT Host FROM "
+                           "mysql.user WHERE User = '' tells", why);
 }
 
 usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
@@ -123,6 +141,8 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
                         if (now.session_memory_known && now.session_memory != SESSION_MEMORY_MEASURED)
                                 log_warning("sql: the reset cannot rank the sessions by their memory: %s",
                                             now.session_memory_why);
+                        if (c->policy->n_exempt_users > 0)
+                                say_anonymous_accounts(&kept_conn);
                 }
                 pool_watch(&kept_conn, c->target->pid, c->target->starttime);
                 sql_close(&kept_conn);

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "memgov/scan.h"
+#include "memgov/strutil.h"
 #include "memgov/trace.h"
 #include "memgov/units.h"
 
@@ -101,11 +102,15 @@ static bool column_is_freed(size_t i, ActionKind *ret) {
         return true;
 }
 
+/* The message quotes the file (a name, a cell): a trace may come from anyone, so its controls are
+ * escaped before they reach a terminal. */
 _printf_(2, 3) static int fail(TraceReader *r, const char *fmt, ...) {
+        char raw[sizeof(r->error)];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(r->error, sizeof(r->error), fmt, ap);
+        vsnprintf(raw, sizeof(raw), fmt, ap);
         va_end(ap);
+        escape_untrusted(raw, r->error, sizeof(r->error));
         return -EBADMSG;
 }
 

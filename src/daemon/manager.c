@@ -6,6 +6,7 @@
 #include <json-c/json.h>
 #include <linux/capability.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "memgov/privileges.h"
 #include "memgov/sql.h"
 #include "memgov/sql-keep.h"
+#include "memgov/strutil.h"
 #include "memgov/trace.h"
 #include "memgov/units.h"
 
@@ -272,6 +274,17 @@ static void sample_accepting(const Manager *m, Sample *s) {
         s->has |= SAMPLE_HAS_ACCEPTING;
 }
 
+/* systemd splits a notify message at its newlines: a STATUS= line carries the server's text (its
+ * command name, its errors), so its controls are escaped, never sent as fields of their own. */
+_printf_(1, 2) static void notify_status(const char *fmt, ...) {
+        char raw[1024], safe[4 * sizeof(raw)];
+        va_list ap;
+        va_start(ap, fmt);
+        (void) vsnprintf(raw, sizeof(raw), fmt, ap);
+        va_end(ap);
+        (void) sd_notifyf(false, "STATUS=%s", escape_untrusted(raw, safe, sizeof(safe)));
+}
+
 static bool resolve(Manager *m) {
         char why[512];
         int r = target_resolve(&m->target, &m->roots, m->bus, why, sizeof(why));
@@ -282,7 +295,7 @@ static bool resolve(Manager *m) {
                                 log_notice("waiting for the target: %s", why);
                         else
                                 log_error_errno(r, "target: %s", why);
-                        sd_notifyf(false, "STATUS=waiting: %s", why);
+                        notify_status("waiting: %s", why);
                 }
                 detach_target(m);
                 sampler_set_target(&m->sampler, -1, 0, 0);
@@ -456,10 +469,10 @@ static void check_overdue(Manager *m, usec_t now) {
 static void update_status(Manager *m, const EngineOutput *out) {
         char ws[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
         if (out->budget == SIZE_UNKNOWN) {
-                sd_notifyf(false, "STATUS=%s: no budget", m->target.description);
+                notify_status("%s: no budget", m->target.description);
                 return;
         }
-        sd_notifyf(false, "STATUS=%s%s: level %s, working set %s = %u%% of %s, OOM %s%s", m->opts.dry_run ? "dry run, " : "",
+        notify_status("%s%s: level %s, working set %s = %u%% of %s, OOM %s%s", m->opts.dry_run ? "dry run, " : "",
                    m->target.description, level_to_string(out->level), format_bytes(ws, out->ws), out->ws_bp / 100,
                    format_bytes(b, out->budget), out->eta == USEC_INFINITY ? "not in sight" : "in ",
                    out->eta == USEC_INFINITY ? "" : format_timespan(t, out->eta));

@@ -464,9 +464,12 @@ static int open_cgroup(Target *t, const Roots *r, char *why, size_t why_size) {
 }
 
 static void describe(Target *t) {
-        char pid[64] = "";
+        /* The command name is the server's to choose, a newline included: escaped once here, for
+         * every place the description goes (logs, systemd's STATUS=, hooks, the status). */
+        char pid[128] = "", comm[4 * sizeof(t->comm)];
         if (t->pid > 0)
-                snprintf(pid, sizeof(pid), "%s pid %d", t->comm[0] ? t->comm : "process", (int) t->pid);
+                snprintf(pid, sizeof(pid), "%s pid %d", t->comm[0] ? escape_untrusted(t->comm, comm, sizeof(comm)) : "process",
+                         (int) t->pid);
         switch (t->spec.kind) {
         case TARGET_UNIT:
                 snprintf(t->description, sizeof(t->description), "%s (%s%s%s)", t->spec.value,

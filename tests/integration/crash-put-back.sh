@@ -7,7 +7,9 @@
 #   2. a buffer pool shrunk and a pre-flush's innodb_max_dirty_pages_pct of 0, left by a memgov
 #      before (the state file as it writes it, for this very server process): put back too;
 #      a change recorded on another server process is not (that one started at its
-#      configuration), nor one someone changed since.
+#      configuration), nor one someone changed since;
+#   3. a shrunk buffer pool whose size cannot be read (memgov's SQL login refused) is kept in the
+#      state file, "not put back yet", and put back once it can be.
 #   crash-put-back.sh MEMGOV MEMGOV_CONN_STORM
 set -euo pipefail
 memgov=$1
@@ -63,9 +65,9 @@ enabled = no
 [restart]
 enabled = no
 EOF
-start_daemon() { # LOG
+start_daemon() { # LOG [POLICY]
         log=$dir/$1
-        "$memgov" run --pid "$MARIADB_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" \
+        "$memgov" run --pid "$MARIADB_PID" -p "${2:-$dir/policy.ini}" --socket "$dir/state/memgov.sock" \
                 --state-dir "$dir/state" >"$log" 2>&1 &
         daemon=$!
 }
@@ -144,5 +146,37 @@ python3 -c 'import json, sys; sys.exit(1 if json.load(open(sys.argv[1]))["change
         fail "changes left in the state file: $(cat "$(state_file)")"
 ok "left by a memgov before: the buffer pool $pool_set -> $pool_found and innodb_max_dirty_pages_pct 0 -> $pct_found" \
    "put back; another server process's change forgotten, not applied"
+kill "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=
+
+# 3. The size not read: not taken for "changed since".
+shrink_pool() {
+        mariadb_sql "SET GLOBAL innodb_buffer_pool_size = 134217728"
+        for _ in $(seq 100); do
+                [[ $(mariadb_sql "SELECT @@GLOBAL.innodb_buffer_pool_size") == 134217728 ]] && return 0
+                sleep 0.1
+        done
+        fail "the buffer pool not shrunk to 128M"
+}
+shrink_pool
+python3 - "$(state_file)" "$MARIADB_PID" "$starttime" "$pool_found" <<'PY'
+import json, sys
+path, pid, st, pool_found = sys.argv[1:]
+s = json.load(open(path))
+s["changes"] = {"innodb_buffer_pool_size": {"pid": int(pid), "starttime": int(st), "found": int(pool_found),
+                                            "set": 134217728}}
+json.dump(s, open(path, "w"))
+PY
+{ cat "$dir/policy.ini"; printf '[sql]\nuser = memgov-nobody\n'; } >"$dir/refused.ini"
+start_daemon fourth.log "$dir/refused.ini"
+wait_log "innodb_buffer_pool_size left by the memgov before at 128M (it found .*): not put back yet" 30
+kill "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=
+grep -q '"innodb_buffer_pool_size"' "$(state_file)" || fail "the change is forgotten: $(cat "$(state_file)")"
+[[ $(mariadb_sql "SELECT @@GLOBAL.innodb_buffer_pool_size") == 134217728 ]] || fail "the pool changed meanwhile"
+ok "the pool's size not read (login refused): $(grep -o 'not put back yet: .*' "$log" | head -1 | cut -c1-120); kept"
+start_daemon fifth.log
+wait_log "buffer pool: grew" 60
+[[ $(mariadb_sql "SELECT @@GLOBAL.innodb_buffer_pool_size") == "$pool_found" ]] ||
+        fail "innodb_buffer_pool_size is $(mariadb_sql "SELECT @@GLOBAL.innodb_buffer_pool_size"), not $pool_found"
+ok "put back 128M -> $pool_found by the next daemon that could read it"
 kill "$daemon"; wait "$daemon" 2>/dev/null || true; daemon=
 echo "$name: PASS"

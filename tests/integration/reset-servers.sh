@@ -12,6 +12,8 @@
 # The growing sessions are an SQL account's that plays the server's own threads: the anonymous
 # account, logged in as "system user", the name the server gives its own threads. The server
 # lists each session with the name it logged in with; such a client is reset like any other.
+# With an exempt user in the policy, the daemon warns of that anonymous account: through it any
+# client could log in under the exempt name.
 #   reset-servers.sh FLAVOUR MEMGOV
 set -euo pipefail
 flavour=$1
@@ -57,6 +59,7 @@ enabled = no
 enabled = no
 [reset]
 min-memory = 32M
+exempt-users = monitor
 EOF
 }
 # The chroot's own client in the server's root: the workload's sessions are its connections.
@@ -138,6 +141,9 @@ n=$(cat "$dir/grow.normal")
 [[ $n =~ ^normal\ ok=([0-9]+)\ errors=0\ reconnects=0$ ]] && (( BASH_REMATCH[1] > 50 )) ||
         fail "grow: the normal client: $n"
 echo "$name: grow: ok: 3 sessions ended, RSS $before -> $after, the normal client: $n"
+warned=$(grep -m1 "anonymous account" "$log") || fail "grow: no word of the anonymous account with exempt-users set"
+[[ $warned == *"warning: "*"(''@'localhost')"*"exempt name"* ]] || fail "grow: $warned"
+echo "$name: grow: ok: ${warned#*memgov: }"
 # The server's own measure of each session's memory is on by default (MySQL's memory instruments
 # since 8.0, MariaDB's MEMORY_USED), and status says that it is.
 measured=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["server"].get("session_memory"))' "$dir/grow.status.json")

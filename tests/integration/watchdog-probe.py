@@ -23,7 +23,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_tree import Checks, MB, inactive_file, make_tree, set_current  # noqa: E402
+from fake_tree import PID, Checks, MB, inactive_file, make_tree, set_current  # noqa: E402
 
 MEMGOV, PRELOAD, SRC = sys.argv[1], sys.argv[2], sys.argv[3]
 DATA = os.path.join(SRC, "tests", "data")
@@ -134,11 +134,13 @@ class Pings:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(path)
         self.times = []
+        self.messages = []
         threading.Thread(target=self.run, daemon=True).start()
 
     def run(self):
         while True:
             msg = self.sock.recv(4096).decode(errors="replace")
+            self.messages.append(msg)
             if "WATCHDOG=1" in msg.split("\n"):
                 self.times.append(time.monotonic())
 
@@ -161,9 +163,12 @@ class Daemon:
     whether AddressSanitizer checks for leaks at exit (not when a thread wedged in the kernel is
     left behind with its job, on purpose: action_worker_stop)."""
 
-    def __init__(self, tmp, args, env, leaks):
+    def __init__(self, tmp, args, env, leaks, comm=None):
         self.inact = inactive_file(DATA)
         self.cg, proc = make_tree(DATA, tmp, 60 * MB + self.inact)
+        if comm is not None:
+            with open(os.path.join(proc, str(PID), "comm"), "w") as f:
+                f.write(comm + "\n")
         policy = self.policy = os.path.join(tmp, "policy.ini")
         shutil.copy(os.path.join(SRC, "tests", "vm", "policies", "fast.ini"), policy)
         os.chmod(policy, 0o644)
@@ -278,6 +283,32 @@ def check_watchdog(tmp):
     ok("SIGTERM with the thread wedged: exit 0")
 
 
+def check_notify_escaped(tmp):
+    """The server names itself: a command name with newlines (as /proc/PID/comm shows it, which
+    any process may set for itself) would make more notify fields of systemd's STATUS= line,
+    MAINPID= or WATCHDOG=1 sent as root."""
+    tmp = os.path.join(tmp, "comm")
+    os.mkdir(tmp)
+    pings = Pings(os.path.join(tmp, "notify.sock"))
+    g = Daemon(tmp, ["--dry-run"], dict(NOTIFY_SOCKET=os.path.join(tmp, "notify.sock")), leaks=True,
+               comm="\nMAINPID=4321\n")
+    wait_for(lambda: any(m.startswith("STATUS=") and "level" in m for m in pings.messages) or
+             (g.d.poll() is not None and fail(f"the daemon exited ({g.d.returncode}):\n{g.logged()}")),
+             "a STATUS= line with the level")
+    g.d.send_signal(signal.SIGTERM)
+    g.d.wait(timeout=10)
+    fields = [f for m in pings.messages for f in m.split("\n")]
+    bad = [f for f in fields if f.split("=", 1)[0] not in ("STATUS", "READY", "STOPPING", "RELOADING")]
+    if bad:
+        fail(f"fields the daemon never sends of its own: {bad} in {pings.messages}")
+    status = [m for m in pings.messages if "level" in m][0]
+    if "\\x0aMAINPID=4321\\x0a pid" not in status:
+        fail(f"the name not shown escaped in {status!r}")
+    if "\\x0aMAINPID=4321\\x0a pid" not in g.logged():
+        fail(f"the name not shown escaped in the log:\n{g.logged()}")
+    ok(f"a command name with newlines stays inside STATUS=, escaped: {status!r}")
+
+
 def check_reload_behind_a_write(tmp, stop_first):
     """Back to a dry run by a reload while a memory.high write is under way (wedged for a few
     seconds): the loop goes on (the reload is said at once, status answers), and memory.high is
@@ -342,6 +373,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="memgov-watchdog-")
     try:
         check_replies(tmp)
+        check_notify_escaped(tmp)
         check_reload_behind_a_write(tmp, False)
         check_reload_behind_a_write(tmp, True)
         check_watchdog(tmp)

@@ -46,6 +46,14 @@ static void test_environment(void **state) {
                                   sizeof(why)),
                          0);
         assert_string_equal(out, "working set 9G = 90% of 10G budget");
+        /* The target quotes the server's command name, which it sets itself: a newline or an
+         * escape sequence reaches the hook escaped. */
+        c.target = "cgroup /db (\nMAINPID=1\033[2J pid 7)";
+        assert_int_equal(hook_run("/usr/bin/printenv MEMGOV_TARGET", &c, 5 * USEC_PER_SEC, false, out, sizeof(out), why,
+                                  sizeof(why)),
+                         0);
+        assert_string_equal(out, "cgroup /db (\\x0aMAINPID=1\\x1b[2J pid 7)");
+        c = ctx();
         assert_int_equal(hook_run("/usr/bin/printenv MEMGOV_WORKING_SET", &c, 5 * USEC_PER_SEC, false, out, sizeof(out),
                                   why, sizeof(why)),
                          0);

@@ -101,6 +101,11 @@ static void test_plain_errors(void **state) {
         expect_error("ts,rss_mb\nyesterday,10\n", 0, NULL, 2,
                      "'yesterday' is not a timestamp (expected 2026-08-10 23:09:57, an ISO 8601 time, or epoch seconds)");
         expect_error("ts,rss_mb\n1786403397,ten\n", 0, NULL, 2, "'ten' is not a memory figure (expected a number)");
+        /* A trace may come from anyone: its bytes quoted in an error never reach the terminal raw. */
+        expect_error("ts,rss_mb\n1786403397,\033]0;pwned\007\033[2J12\n", 0, NULL, 2,
+                     "'\\x1b]0;pwned\\x07\\x1b[2J12' is not a memory figure (expected a number)");
+        expect_error("ts,vsz\033[2J_mb,rss_mb\n1,2,3\n", 0, NULL, 1,
+                     "2 memory columns (vsz\\x1b[2J_mb, rss_mb): choose one with --column");
         expect_error("ts,rss_mb\n1786403397,10\n5,10\n", 0, NULL, 3, "timestamps mix absolute times and seconds from the start");
         expect_error("ts,rss_mb\n2026-13-10 23:09:57,10\n", 0, NULL, 2,
                      "'2026-13-10 23:09:57' is not a timestamp (expected 2026-08-10 23:09:57, an ISO 8601 time, or epoch seconds)");
