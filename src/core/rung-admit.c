@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The admission rung: in a connection storm, max_connections lowered to the clients connected
+ * plus a headroom (or plus the connections that fit, admit.fit), so that only new connections are
+ * refused; carried to a new server process while the storm lasts, and put back once calm. It
+ * decides; src/act/admit.c carries it out. */
+#include <stdio.h>
+
+#include "engine-internal.h"
+
+/* The server's connection count goes into buckets of admit.rise-window / ENGINE_CONN_BUCKETS,
+ * each keeping the fewest it saw and the working set when it first saw it; buckets older than the
+ * window go. */
+static void admit_sample(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        const Sample *s = k->s;
+        uint64_t ws = k->ws;
+        usec_t now = k->now;
+
+        if (!(s->has & SAMPLE_HAS_CONNECTIONS))
+                return;
+        usec_t width = MAX(p->admit_rise_window / ENGINE_CONN_BUCKETS, (usec_t) 1);
+        const unsigned size = ELEMENTSOF(e->conn_min);
+        while (e->conn_n > 0 && now - e->conn_t[e->conn_head] > p->admit_rise_window) {
+                e->conn_head = (e->conn_head + 1) % size;
+                e->conn_n--;
+        }
+        unsigned last = (e->conn_head + e->conn_n + size - 1) % size;
+        if (e->conn_n > 0 && now - e->conn_t[last] < width) {
+                if (s->connections < e->conn_min[last]) {
+                        e->conn_min[last] = s->connections;
+                        e->conn_ws[last] = ws;
+                }
+                return;
+        }
+        if (e->conn_n == size) {
+                e->conn_head = (e->conn_head + 1) % size;
+                e->conn_n--;
+        }
+        unsigned i = (e->conn_head + e->conn_n) % size;
+        e->conn_min[i] = s->connections;
+        e->conn_ws[i] = ws;
+        e->conn_t[i] = now;
+        e->conn_n++;
+}
+
+/* The fewest connections within admit.rise-window (this sample's included), and the working set
+ * and the time when the oldest bucket with that many first saw it. */
+static unsigned conn_fewest_at(const Engine *e, uint64_t *ret_ws, usec_t *ret_t) {
+        unsigned fewest = UINT32_MAX;
+        uint64_t ws = 0;
+        usec_t t = 0;
+        for (unsigned j = 0; j < e->conn_n; j++) {
+                unsigned i = (e->conn_head + j) % ELEMENTSOF(e->conn_min);
+                if (e->conn_min[i] < fewest) {
+                        fewest = e->conn_min[i];
+                        ws = e->conn_ws[i];
+                        t = e->conn_t[i];
+                }
+        }
+        if (ret_ws)
+                *ret_ws = ws;
+        if (ret_t)
+                *ret_t = t;
+        return fewest;
+}
+
+static unsigned conn_fewest(const Engine *e) {
+        return conn_fewest_at(e, NULL, NULL);
+}
+
+/* Admission helps only when the growth comes with new connections: the count rose within
+ * admit.rise-window by admit.min-rise, and by admit.min-rise-share of what it rose from. */
+static bool connections_rising(const Tick *k) {
+        const Sample *s = k->s;
+        if (!(s->has & SAMPLE_HAS_CONNECTIONS) || k->e->conn_n == 0)
+                return false;
+        unsigned fewest = conn_fewest(k->e);
+        if (s->connections <= fewest)
+                return false;
+        uint64_t rise = s->connections - fewest;
+        return rise >= k->p->admit_min_rise && rise * BP_ONE >= (uint64_t) fewest * k->p->admit_min_rise_share;
+}
+
+/* admit.fit: how many connections more fit under admit_fit_bound(), each at the working set's cost
+ * per connection over the rise (what it grew by since the fewest connections within
+ * admit.rise-window, per connection more), and no more than the rise so far. Clients plus
+ * admit.headroom alone refuses a load that would fit (seen: 200 clients that peak at 95% of the
+ * limit refused at 127 connections and 65%). A storm's sessions grow after they connect, so their cost
+ * is more than measured at the lowering: what still gets in is for the rungs above, and the
+ * lowering carried to a new process counts from before the storm. The bound by the rise keeps an
+ * estimate gone wrong (connections that left memory behind for those that came again, a trim
+ * between) from letting in more than a storm's own size again. fit 0, with why, when no cost or
+ * bound can be gone by; capped: the rise so far is what bounds it. */
+#define ADMIT_FIT_MAX 100000u
+typedef struct AdmitFit {
+        unsigned fit;
+        uint64_t cost, bound;
+        bool capped;
+        const char *why; /* with fit 0: why no fit */
+} AdmitFit;
+
+/* The working set admit.fit fills up to: admit.at of the budget; with admit.at off, the threshold
+ * of the next rung up that has one; 0: none. */
+static uint64_t admit_fit_bound(const Tick *k) {
+        for (Level l = LEVEL_ADMIT; l < _LEVEL_MAX; l++)
+                if ((l == LEVEL_ADMIT || k->p->step[l].enabled) && k->p->step[l].at > 0)
+                        return apply_bp(k->budget, k->p->step[l].at);
+        return 0;
+}
+
+static AdmitFit admit_fit(const Tick *k, unsigned fewest, uint64_t ws_fewest, usec_t fewest_at) {
+        AdmitFit f = { .bound = admit_fit_bound(k) };
+        if (k->s->connections <= fewest || k->ws <= ws_fewest)
+                return f.why = "the working set did not rise with them", f;
+        if (k->e->process_since > 0 && fewest_at < k->e->process_since)
+                return f.why = "no cost to go by: the fewest were on the server process before", f;
+        if (f.bound == 0)
+                return f.why = "no threshold to fit under: admit.at and the rungs above are off", f;
+        unsigned rise = k->s->connections - fewest;
+        f.cost = (k->ws - ws_fewest) / rise;
+        if (f.cost == 0)
+                return f.why = "the working set did not rise with them", f;
+        uint64_t n = k->ws < f.bound ? (f.bound - k->ws) / f.cost : 0;
+        f.capped = n > rise;
+        f.fit = (unsigned) MIN(MIN(n, (uint64_t) rise), (uint64_t) ADMIT_FIT_MAX);
+        return f;
+}
+
+/* A lowering of max_connections decided: to `connections` (the sample's count, or with `carried`
+ * the count before the storm on the process before) plus admit.headroom, not below admit.floor. */
+static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool carried) {
+        if (d) {
+                d->admit.headroom = k->p->admit_headroom;
+                d->admit.floor = k->p->admit_floor;
+                d->admit.connections = connections;
+                d->admit.carried = carried;
+        }
+        k->e->admit_lowered = true;
+        k->e->admit_tried = true;
+        k->e->admit_restoring = false;
+        k->e->admit_carried = carried;
+        note_action(k, ACTION_ADMIT, false);
+}
+
+/* Admission carried to a new server process: armed when admission was in place on the process
+ * that went; max_connections lowered as soon as the new one takes clients and its connections
+ * rise as in a storm (admit.min-rise, admit.min-rise-share), whatever its working set: the
+ * storm's sessions are coming back, and grow it past admit.at within seconds. The lowering is to
+ * the connections before the storm on the old process plus admit.headroom. Not paced by
+ * governor.settle (the last action was on the process before); put back when calm, as any
+ * lowering. Without a rise within admit.rise-window of the new process taking clients, the
+ * storm is over: nothing is lowered (a lowering to the connections before the storm would hold
+ * a server no storm came back to for admit.restore-after). */
+static bool plan_admit_carry(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+
+        if (!e->admit_carry)
+                return false;
+        if (!p->step[LEVEL_ADMIT].enabled || e->admit_lowered ||
+            (!k->starting && taking_clients_for(k) > p->admit_rise_window)) {
+                e->admit_carry = false;
+                return false;
+        }
+        if (k->starting || e->act[ACTION_ADMIT].pending || (k->s->pending & (1u << ACTION_ADMIT)) ||
+            !connections_rising(k))
+                return false;
+        e->admit_carry = false;
+        Decision *d = emit_action(k, ACTION_ADMIT,
+                                  "%s; a new server process, admission in place on the one before, %u connections, "
+                                  "up from %u: lower max_connections to the %u connections before the storm plus "
+                                  "%u (not below %u)",
+                                  ctx(k), k->s->connections, conn_fewest(e), e->admit_before, p->admit_headroom,
+                                  p->admit_floor);
+        note_admit_lowering(k, d, e->admit_before, true);
+        return true;
+}
+
+/* max_connections goes back to what memgov found, at once, once the ladder is calm below
+ * throttle for admit.restore-after (and as long after the lowering): raising it frees nothing and
+ * costs nothing by itself, and a storm that comes back meets the rung again. In steps it would
+ * only keep refusing clients longer for no memory. */
+static bool plan_admit_restore(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char t[FORMAT_TIMESPAN_MAX];
+        bool calm = e->level < LEVEL_THROTTLE && k->now - e->calm_since >= p->admit_restore_after &&
+                    k->now - e->act[ACTION_ADMIT].last >= p->admit_restore_after;
+
+        /* A lowering that failed, the storm over: nothing to carry to a new process any more. */
+        if (e->admit_tried && !e->admit_lowered && calm && !e->restart_pending)
+                e->admit_tried = false;
+        if (!e->admit_lowered || e->act[ACTION_ADMIT].spent || e->restart_pending || k->emergency)
+                return false;
+        if (!calm)
+                return false;
+        if (e->last_action > 0 && k->now - e->last_action < p->settle)
+                return false;
+        Decision *d = emit_action(k, ACTION_ADMIT, "%s: put max_connections back as it was found, calm for %s",
+                                  ctx(k), format_timespan(t, k->now - e->calm_since));
+        if (d) {
+                d->admit.restore = true;
+                d->admit.connections = (k->s->has & SAMPLE_HAS_CONNECTIONS) ? k->s->connections : 0;
+        }
+        e->admit_lowered = e->admit_tried = false;
+        e->admit_restoring = true;
+        e->admit_carried = false;
+        note_action(k, ACTION_ADMIT, false);
+        return true;
+}
+
+/* How many times the lowering carried to a new server process is tried before its failure backs
+ * off as any admission's: a new server swamped by a storm's clients may reset a handshake or two. */
+#define ADMIT_CARRY_TRIES 3u
+
+static bool admit_available(const Tick *k) {
+        /* A rung only in a connection storm (or while it is in place, or the ladder is on it):
+         * with a flat count it would not help, and the ladder passes it by. */
+        return (k->s->has & SAMPLE_HAS_CONNECTIONS) &&
+               (k->e->admit_lowered || k->e->level == LEVEL_ADMIT || connections_rising(k));
+}
+
+/* In place already: what it can do is done. */
+static bool admit_exhausted(const Tick *k) {
+        return k->e->admit_lowered || k->e->act[ACTION_ADMIT].spent;
+}
+
+/* It refuses clients: only a storm at its thresholds calls for it. */
+static bool admit_climbed_to(const Tick *k) {
+        return step_enters(k, LEVEL_ADMIT);
+}
+
+static bool admit_holds_level(const Engine *e) {
+        return e->admit_lowered;
+}
+
+/* A new server process starts at its configured max_connections: nothing to put back. But a
+ * storm that admission held off the old process is still there, and comes back faster than the
+ * new one's working set reaches admit.at. Admission in place when the process went is carried to
+ * the new one (plan_admit_carry); and so is a lowering that failed there (a swamped server may
+ * drop the query).
+ * Seen uncarried: 112 storm clients back within 17 s, the kernel's kill 26 s after. */
+static void admit_new_process(Tick *k) {
+        Engine *e = k->e;
+        e->admit_carry = e->admit_carry || e->admit_lowered || e->admit_tried;
+        e->admit_tried = false;
+        e->admit_carry_failed = 0;
+        e->admit_lowered = false;
+}
+
+static bool admit_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but) {
+        Engine *e = k->e;
+        ActionState *st = &e->act[a];
+        /* The lowering carried to a new server process: the storm's clients are coming back, and
+         * a 10-minute backoff would leave the new server to them. In the outcome benchmark, the
+         * new server, swamped by 110 reconnecting clients, reset the handshake of the lowering's
+         * connection; the kept session opened a second later, admission waited for its backoff,
+         * and the kernel killed the server 15 s on. */
+        if (e->admit_carried && e->admit_carry_failed + 1 < ADMIT_CARRY_TRIES) {
+                e->admit_carry_failed++;
+                e->admit_lowered = false;
+                e->admit_carry = true;
+                e->admit_carried = false;
+                st->pending = false;
+                st->gain_measured = false;
+                Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED_CARRY,
+                                        "admission failed on the new server process: tried again at the next "
+                                        "sample (%u of %u tries)",
+                                        e->admit_carry_failed, ADMIT_CARRY_TRIES);
+                if (d)
+                        d->action = a;
+                return true;
+        }
+        /* A lowering that failed left max_connections as it was; a restore that failed left it
+         * lowered: put back once the backoff is over. */
+        e->admit_lowered = e->admit_restoring;
+        return false;
+}
+
+static bool admit_plan(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+
+        if (e->level >= LEVEL_ADMIT && step_available(k, LEVEL_ADMIT) && !e->admit_lowered &&
+            !e->act[ACTION_ADMIT].spent && cooldown_over(k, ACTION_ADMIT, LEVEL_ADMIT) && recheck(k, LEVEL_ADMIT) &&
+            connections_rising(k)) {
+                uint64_t ws_fewest;
+                usec_t fewest_at;
+                unsigned fewest = conn_fewest_at(e, &ws_fewest, &fewest_at);
+                AdmitFit f = {};
+                char plus[200];
+                if (p->admit_fit)
+                        f = admit_fit(k, fewest, ws_fewest, fewest_at);
+                if (f.fit > p->admit_headroom)
+                        snprintf(plus, sizeof(plus), "the %u more that fit under %s at %s each%s (admit.fit)", f.fit,
+                                 format_bytes(b, f.bound), format_bytes(a, f.cost),
+                                 f.capped ? ", as many as the rise so far" : "");
+                else if (f.cost > 0)
+                        snprintf(plus, sizeof(plus), "%u (admit.headroom; %u more fit under %s at %s each)",
+                                 p->admit_headroom, f.fit, format_bytes(b, f.bound), format_bytes(a, f.cost));
+                else if (p->admit_fit)
+                        snprintf(plus, sizeof(plus), "%u (admit.headroom; %s)", p->admit_headroom, f.why);
+                else
+                        snprintf(plus, sizeof(plus), "%u", p->admit_headroom);
+                limits_raise_for_admission(k);
+                Decision *d = emit_action(k, ACTION_ADMIT,
+                                          "%s; %u connections, up from %u within admit.rise-window %s: lower "
+                                          "max_connections to the connected clients plus %s (not below %u)",
+                                          ctx(k), k->s->connections, fewest, format_timespan(t, p->admit_rise_window),
+                                          plus, p->admit_floor);
+                note_admit_lowering(k, d, k->s->connections, false);
+                if (d && f.fit > p->admit_headroom)
+                        d->admit.fit = f.fit;
+                e->admit_before = fewest;
+                return true;
+        }
+        return false;
+}
+
+static void admit_simulate(Engine *e) {
+        /* A lowering that only was assumed. */
+        e->admit_lowered = e->admit_carry = e->admit_tried = false;
+}
+
+/* max_connections lowered for a connection storm: back to what memgov found (the actuator leaves
+ * a value someone else set since). */
+static unsigned admit_leave(const Engine *e, const char *why, Decision *ret, unsigned max) {
+        if (!e->admit_lowered || max == 0)
+                return 0;
+        ret[0] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_ADMIT, .level = e->level, .admit.restore = true };
+        snprintf(ret[0].reason, sizeof(ret[0].reason), "%s: put max_connections back as it was found", why);
+        return 1;
+}
+
+const Rung rung_admit = {
+        .level = LEVEL_ADMIT,
+        .available = admit_available,
+        .exhausted = admit_exhausted,
+        .climbed_to = admit_climbed_to,
+        .holds_level = admit_holds_level,
+        .sample = admit_sample,
+        .new_process = admit_new_process,
+        .failed = admit_failed,
+        .early = plan_admit_carry,
+        .plan = admit_plan,
+        .calm = plan_admit_restore,
+        .simulate = admit_simulate,
+        .leave = admit_leave,
+};

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The reset rung: the sessions holding the most memory ended (idle ones first), their memory given
+ * back by a trim; in an emergency, the emergency reset, ahead of the ladder's order, ends the
+ * largest sessions down to reset.emergency-min-memory. It decides; src/act/reset.c carries it
+ * out. */
+#include <stdio.h>
+
+#include "engine-internal.h"
+
+/* In an emergency the reset rung ends the largest sessions down to reset.emergency-min-memory
+ * (see emergency_reset_ready()): a choice only a reset by SQL can make. */
+static bool emergency_reset_enabled(const Policy *p) {
+        return p->reset_emergency_max > 0 && p->reset_method == RESET_SQL;
+}
+
+/* Said of a reset's backoff that does not hold the emergency reset back. */
+#define EMERGENCY_EXCEPTED " (an emergency reset excepted)"
+
+/* What the emergency is, for the reasons. */
+static void emergency_why(Tick *k, char *buf, size_t n) {
+        char a[FORMAT_PERCENT_MAX], b[FORMAT_PERCENT_MAX], t[FORMAT_TIMESPAN_MAX];
+        if (k->stalled)
+                snprintf(buf, n, "stalled at restart.at: PSI full avg10 %s >= throttle.full-guard %s",
+                         format_bp(a, k->s->psi.full.avg10), format_bp(b, k->p->full_guard));
+        else
+                snprintf(buf, n, "OOM under restart.emergency-eta %s", format_timespan(t, k->p->emergency_eta));
+}
+
+/* In an emergency (the OOM under restart.emergency-eta, or a server stalled at restart.at), the
+ * reset rung ends the largest sessions down to reset.emergency-min-memory, up to
+ * reset.emergency-max-per-step of them, whatever the backoff of a reset that found none at
+ * reset.min-memory: a storm of many small sessions grows the server as much as one large
+ * session, and no session of it reaches min-memory. It comes before the pool step (whose own
+ * connection and resize would hold it up in the action queue) and before a restart that would
+ * end every session, and again once reset.cooldown is over while the emergency lasts, when the
+ * last one ended sessions: sessions that grow back are ended again rather than all of them by
+ * the restart.
+ * Seen at the top of the ladder: decided at 90% of the budget, against 64% at the reset rung. */
+static bool emergency_reset_ready(Tick *k) {
+        const Engine *e = k->e;
+        const Policy *p = k->p;
+        const ActionState *st = &e->act[ACTION_RESET];
+        /* Again only after one that ended sessions, each holding reset.emergency-min-memory or
+         * more by the server's own count: the reset reports what it measured only when it ended
+         * one. Not the RSS around it: the server's other sessions grow meanwhile, and what the
+         * ended ones held goes back to the allocator, whose next requests reuse it (seen: four
+         * sessions of 11-17M ended while the RSS went 205M -> 213M). One that found no session,
+         * failed, or was not carried out (a dry run; a
+         * replay of a trace that does not hold the reset's measurement) comes once an emergency.
+         * Never within reset.cooldown of the last, even across two emergencies (an ETA or a
+         * stall that dips out for one sample), nor within the backoff of the last one's failure. */
+        bool ended = e->reset_last_emergency && !st->pending && st->gain_measured;
+        bool rested = !e->reset_emergency_any || (k->now - e->reset_emergency_last >= p->step[LEVEL_RESET].cooldown &&
+                                                  k->now >= e->reset_emergency_backoff_until);
+        return k->emergency && e->level >= LEVEL_RESET && emergency_reset_enabled(p) && step_available(k, LEVEL_RESET) &&
+               rested && (!e->reset_emergency_done || ended);
+}
+
+/* Decided once emergency_reset_ready(), with no reset pending, ahead of the ladder's order; the
+ * reason says whether the restart is held back (by its guard rails: then the OOM killer is what
+ * comes) or the server presses on the throttle's memory.high. */
+static bool reset_urgent(Tick *k) {
+        if (!k->emergency_reset || k->wait_for_reset)
+                return false;
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char a[FORMAT_BYTES_MAX];
+        char where[64] = "";
+        char h[FORMAT_BYTES_MAX];
+        if (k->restart_wanted && !k->restart_due)
+                snprintf(where, sizeof(where), "; the restart held back");
+        else if (!k->restart_wanted && pressing_on_high(k))
+                snprintf(where, sizeof(where), "; pressing on memory.high %s", format_bytes(h, k->s->memory_high));
+
+        bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY;
+        char why[96];
+        emergency_why(k, why, sizeof(why));
+        Decision *d = emit_action(k, ACTION_RESET,
+                                  "%s: emergency reset (%s%s): up to %u of the largest "
+                                  "session(s) holding at least %s, idle sessions first (idle at least %s)%s",
+                                  ctx(k), why, where, p->reset_emergency_max,
+                                  format_bytes(a, p->reset_emergency_min_memory),
+                                  format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, p->reset_min_idle),
+                                  in_trx ? "; sessions in transactions too" : "");
+        if (d) {
+                d->code = ACTION_EMERGENCY_RESET;
+                d->reset.max = p->reset_emergency_max;
+                d->reset.min_memory = p->reset_emergency_min_memory;
+                d->reset.min_idle = p->reset_min_idle;
+                d->reset.in_trx = in_trx;
+        }
+        e->reset_emergency_done = e->reset_emergency_any = e->reset_last_emergency = true;
+        e->reset_emergency_last = k->now;
+        /* The backoff of a reset at reset.min-memory runs on: announced, and kept. */
+        note_action(k, ACTION_RESET, true);
+        return true;
+}
+
+/* In an emergency, the emergency reset first (reset_urgent). A reset whose result is not in yet
+ * (one at reset.min-memory, decided before the emergency) is waited for: neither a pool step, a
+ * restart, another reset nor a trim is queued ahead of the emergency reset that follows it (the
+ * restart excepted once the OOM is nearer than sql.query-timeout, or on a stalled server once the
+ * reset is out for that long: see the restart rung). Admission, one statement that stops the
+ * inflow of a storm, still goes. No reset is decided while another one's result is not in: a
+ * failure is that of the last reset decided. */
+static void reset_prepare(Tick *k) {
+        Engine *e = k->e;
+        if (!k->emergency)
+                e->reset_emergency_done = false;
+        k->emergency_reset = emergency_reset_ready(k);
+        k->reset_outstanding = (k->s->pending & (1u << ACTION_RESET)) || e->act[ACTION_RESET].pending;
+        k->wait_for_reset = k->emergency_reset && k->reset_outstanding;
+}
+
+static bool reset_plan(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        char a[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+
+        if (e->level >= LEVEL_RESET && !k->reset_outstanding && step_available(k, LEVEL_RESET) && !e->act[ACTION_RESET].spent &&
+            cooldown_over(k, ACTION_RESET, LEVEL_RESET) && recheck(k, LEVEL_RESET)) {
+                bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY && k->emergency;
+                Decision *d = emit_action(k, ACTION_RESET,
+                                   "%s: reset up to %u session(s) holding at least %s, idle sessions first "
+                                   "(idle at least %s)%s",
+                                   ctx(k), p->reset_max, format_bytes(a, p->reset_min_memory),
+                                   format_timespan(t, p->reset_min_idle),
+                                   in_trx ? "; emergency: sessions in transactions too" : "");
+                if (d) {
+                        d->reset.max = p->reset_max;
+                        d->reset.min_memory = p->reset_min_memory;
+                        d->reset.min_idle = p->reset_min_idle;
+                        d->reset.in_trx = in_trx;
+                }
+                e->reset_last_emergency = false;
+                note_action(k, ACTION_RESET, true);
+                return true;
+        }
+        return false;
+}
+
+static bool reset_exhausted(const Tick *k) {
+        return k->e->act[ACTION_RESET].spent;
+}
+
+/* It ends sessions: entered on its own thresholds only, never climbed onto. */
+static bool reset_climbed_to(const Tick *k) {
+        return false;
+}
+
+/* The emergency reset chooses among other sessions than a reset at reset.min-memory (in a storm,
+ * that one finds none): only its own failure holds it back. The one that failed is the last
+ * decided: no reset is decided while another is pending (reset_prepare). */
+static bool reset_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but) {
+        Engine *e = k->e;
+        if (was_pending && e->reset_last_emergency)
+                e->reset_emergency_backoff_until = k->now + backoff;
+        else if (emergency_reset_enabled(k->p))
+                *but = EMERGENCY_EXCEPTED;
+        return false;
+}
+
+/* The emergency reset is held back by its own rules (emergency_reset_ready()), not by the backoff
+ * of a reset at reset.min-memory; and its result does not end that backoff when that one failed
+ * or found too little before it. */
+static void reset_judged(const Tick *k, ActionKind a, bool *keep_backoff, const char **but) {
+        *keep_backoff = k->e->reset_last_emergency;
+        if (emergency_reset_enabled(k->p))
+                *but = EMERGENCY_EXCEPTED;
+}
+
+/* A new server process: what failed against the old one's sessions says nothing of the new
+ * one's (the generic bookkeeping lifts the backoff of a failure), and the emergency reset (once
+ * an emergency, not within reset.cooldown of the last) ended sessions of the process that is
+ * gone: the new one's are its own. In the outcome benchmark's storm, the ETA of the old process
+ * ran on until the new one took clients, the emergency with it, and the new server, its storm's
+ * sessions back and rising 33G/h, had no emergency reset before the kernel killed it. */
+static void reset_new_process(Tick *k) {
+        Engine *e = k->e;
+        const ActionState *st = &e->act[ACTION_RESET];
+        if (!st->pending && st->failed)
+                e->reset_emergency_backoff_until = 0;
+        e->reset_emergency_done = e->reset_emergency_any = false;
+}
+
+const Rung rung_reset = {
+        .level = LEVEL_RESET,
+        .exhausted = reset_exhausted,
+        .climbed_to = reset_climbed_to,
+        .new_process = reset_new_process,
+        .failed = reset_failed,
+        .judged = reset_judged,
+        .prepare = reset_prepare,
+        .urgent = reset_urgent,
+        .plan = reset_plan,
+};
+
+bool reset_emergency_done(const Engine *e) {
+        return e->reset_emergency_done;
+}

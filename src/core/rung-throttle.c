@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The throttle rung: a dynamic memory.high that slows the growth and buys time, backed off at
+ * once when the server stalls on it (PSI full); calm, the value someone else set, else the budget
+ * less throttle.calm-headroom. It decides the value; limits.c writes it. */
+#include <stdio.h>
+
+#include "engine-internal.h"
+
+/* memory.high needs a cgroup to write, and PSI to tell a throttled server from a stalled one. */
+static bool throttle_available(const Tick *k) {
+        return limits_writable(k->s) && (k->s->has & SAMPLE_HAS_PSI) && k->s->psi.has_full;
+}
+
+static bool throttle_exhausted(const Tick *k) {
+        const Engine *e = k->e;
+        return e->psi_guard || e->high_at_floor || e->act[ACTION_SET_HIGH].spent;
+}
+
+/* Called for on its own threshold and not possible here: said once, with why. */
+static void throttle_before_ladder(Tick *k) {
+        const Policy *p = k->p;
+        const Sample *s = k->s;
+
+        if (!k->starting && !step_available(k, LEVEL_THROTTLE) && p->step[LEVEL_THROTTLE].enabled &&
+            k->ws_bp >= p->step[LEVEL_THROTTLE].at && p->step[LEVEL_THROTTLE].at > 0) {
+                bool no_cgroup = !(s->has & SAMPLE_HAS_CGROUP);
+                if (no_cgroup || !s->limits_readonly)
+                        hold(k, ACTION_SET_HIGH, no_cgroup ? HOLD_THROTTLE_NO_CGROUP : HOLD_THROTTLE_NO_PSI,
+                             no_cgroup ? "%s: throttle skipped: no cgroup v2 memory controller to set memory.high on"
+                                       : "%s: throttle skipped: no PSI memory.pressure to guard memory.high against "
+                                         "a stall",
+                             ctx(k));
+                else
+                        hold(k, ACTION_SET_HIGH, HOLD_THROTTLE_READONLY,
+                             "%s: throttle skipped: the cgroup file system is read-only here, memory.high cannot "
+                             "be set", ctx(k));
+        }
+}
+
+static void throttle_after(Tick *k) {
+        Engine *e = k->e;
+        const Policy *p = k->p;
+        const Sample *s = k->s;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_PERCENT_MAX], d2[FORMAT_PERCENT_MAX];
+        char span[FORMAT_TIMESPAN_MAX];
+        uint64_t budget = k->budget;
+
+        e->high_at_floor = false;
+        if (!k->emergency)
+                e->high_yields = e->high_gone = false;
+        if (!limits_writable(s) || !p->step[LEVEL_THROTTLE].enabled)
+                return;
+        /* Out of the way while the server stops (high_out_of_the_way_of_stop). */
+        if (restart_pending(e))
+                return;
+        /* A write that failed is not tried again before its backoff is over. */
+        if (e->act[ACTION_SET_HIGH].spent || high_held(k))
+                return;
+
+        uint64_t cur = high_now(k);
+        /* The calm value: what someone else set (adopted), else the budget minus the headroom,
+         * else (calm-headroom = off) nothing of ours. */
+        bool have_ceiling = e->ceiling_known || p->calm_headroom > 0;
+        uint64_t ceiling = e->ceiling_known ? e->high_ceiling : budget - apply_bp(budget, p->calm_headroom);
+        uint64_t next = cur;
+        const char *why = NULL;
+        char whybuf[160];
+
+        if (e->level >= LEVEL_THROTTLE && step_available(k, LEVEL_THROTTLE)) {
+                uint64_t top = high_top(k);
+                uint64_t floor_b = apply_bp(budget, p->throttle_floor);
+                uint64_t margin = apply_bp(budget, p->throttle_margin);
+                uint64_t want = CLAMP(k->ws + margin, floor_b, top);
+                uint32_t full = k->full_now;
+
+                /* In an emergency whose reset is over, the restart held back (by its guard rails, its
+                 * cooldown, or max-per-day: not a restart that is disabled): a server pressing on
+                 * memory.high is only stalled there, and restart.at (where min-uptime no longer
+                 * holds the restart) is out of its reach. memory.high makes way until the
+                 * emergency is over.
+                 * Seen: 29 s stalled at memory.high 334M, PSI full under the guard, no session to end. */
+                if (k->emergency && k->restart_held && reset_emergency_done(e) && !(s->pending & (1u << ACTION_RESET)) &&
+                    !decided_this_tick(k, ACTION_RESET) && pressing_on_high(k))
+                        e->high_yields = true;
+
+                /* Stalled at restart.at on a memory.high already at the calm value, in an emergency
+                 * with the restart held back by its cooldown or max-per-day (what restart.at does
+                 * not lift): there is nothing under memory.max left to make way to, and no restart
+                 * coming. A memory.high below memory.max then only turns the kernel's kill into a
+                 * stall. Out of the way until the emergency is over: the server's growth ends
+                 * under memory.max, or the kernel decides there.
+                 * Seen: 220 s not answering between memory.high 373M and memory.max 384M. */
+                uint32_t restart_at = p->step[LEVEL_RESTART].at;
+                bool give_way = k->emergency && k->restart_held && full >= p->full_guard && cur != SIZE_UNLIMITED &&
+                                cur >= page_round(e, top) && restart_at > 0 && k->ws_bp >= restart_at;
+                if (give_way || (e->high_gone && cur == SIZE_UNLIMITED)) {
+                        e->psi_guard = e->high_gone = true;
+                        next = SIZE_UNLIMITED;
+                        snprintf(whybuf, sizeof(whybuf), "stalled at restart.at, the restart held back and nothing "
+                                 "left to make way to: out of the way while the emergency lasts");
+                        why = whybuf;
+                } else if (full >= p->full_guard || e->high_yields) {
+                        /* The server spends its time stalled on memory.high: back off at once. */
+                        e->psi_guard = true;
+                        /* From max there is nothing to back off from. */
+                        next = cur == SIZE_UNLIMITED ? cur : MAX(cur, MIN(cur + margin, top));
+                        if (full < p->full_guard)
+                                snprintf(whybuf, sizeof(whybuf), "in an emergency, its reset done and the restart "
+                                         "held back: making way up to restart.at");
+                        else if (full == s->psi.full.avg10)
+                                snprintf(whybuf, sizeof(whybuf), "PSI full avg10 %s >= throttle.full-guard %s: backing off",
+                                         format_bp(c, full), format_bp(d2, p->full_guard));
+                        else
+                                snprintf(whybuf, sizeof(whybuf), "PSI full %s over the last %s >= "
+                                         "throttle.full-guard %s: backing off",
+                                         format_bp(c, full), format_timespan(span, e->full_recent_span),
+                                         format_bp(d2, p->full_guard));
+                        why = whybuf;
+                } else {
+                        if (full < p->full_guard / 2)
+                                e->psi_guard = false;
+                        if (cur > want && !pool_shrinking(e) &&
+                            (!e->high_known || k->now - e->high_changed >= p->step[LEVEL_THROTTLE].cooldown)) {
+                                uint64_t step = apply_bp(budget, p->step_down);
+                                /* From "max", start right at the target; after that, lower slowly. */
+                                next = cur == SIZE_UNLIMITED || cur > top ? MAX(want, MIN(top, cur)) :
+                                       cur - MIN(cur - want, step);
+                                snprintf(whybuf, sizeof(whybuf), "throttle: toward working set + %s, at most %s "
+                                         "of the budget per step", format_bp(c, p->throttle_margin),
+                                         format_bp(d2, p->step_down));
+                                why = whybuf;
+                        }
+                        if (next <= floor_b && k->rising)
+                                e->high_at_floor = true;
+                }
+        } else {
+                e->psi_guard = false;
+                if (have_ceiling) {
+                        next = ceiling;
+                        if (e->ceiling_known)
+                                why = "calm: the value set by someone else";
+                        else {
+                                snprintf(whybuf, sizeof(whybuf), "calm: budget minus throttle.calm-headroom %s",
+                                         format_bp(c, p->calm_headroom));
+                                why = whybuf;
+                        }
+                } else if (e->high_known && e->initial_known) {
+                        next = e->high_initial; /* calm-headroom = off: give back what was there */
+                        why = "calm: the value found at start";
+                }
+        }
+
+        next = page_round(e, next);
+        if (!why || next == cur)
+                return;
+        high_set(k, cur, next, "%s: memory.high %s -> %s (%s)", ctx(k), format_bytes(a, cur), format_bytes(b, next), why);
+}
+
+const Rung rung_throttle = {
+        .level = LEVEL_THROTTLE,
+        .available = throttle_available,
+        .exhausted = throttle_exhausted,
+        .before_ladder = throttle_before_ladder,
+        .after = throttle_after,
+};
