@@ -62,19 +62,20 @@ static void make_week(Sample *s) {
 int main(int argc, char **argv) {
         const char *memgov = argc > 1 ? argv[1] : "./memgov";
         Sample *samples = malloc(sizeof(Sample) * WEEK_SAMPLES);
-        Engine *e = malloc(sizeof(Engine));
+        Engine *e = NULL;
         Policy p;
         EngineOutput out;
         char path[] = "/tmp/memgov-bench-XXXXXX";
         unsigned long decisions = 0;
 
-        if (!samples || !e || policy_load_default(&p) < 0)
+        if (!samples || policy_load_default(&p) < 0)
                 return 1;
         make_week(samples);
 
         /* 1. The engine alone. */
         EngineOptions o = { .simulate = true };
-        engine_init(e, &p, &o);
+        if (engine_new(&p, &o, &e) < 0)
+                return 1;
         double t0 = now_s();
         for (unsigned i = 0; i < WEEK_SAMPLES; i++) {
                 engine_step(e, &p, &samples[i], samples[i].mono, &out);
@@ -139,6 +140,6 @@ int main(int argc, char **argv) {
                 printf("  memgov replay        failed to run %s\n", memgov);
         printf("  ratio engine / reading the trace: %.2f\n", engine_s / parse_s);
         free(samples);
-        free(e);
+        engine_free(e);
         return 0;
 }

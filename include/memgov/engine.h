@@ -6,6 +6,7 @@
 #include "memgov/rung-pool.h"
 #include "memgov/rung-reset.h"
 #include "memgov/rung-restart.h"
+#include "memgov/rung-throttle.h"
 #include "memgov/rung-trim.h"
 #include "memgov/sample.h"
 #include "memgov/trend.h"
@@ -153,121 +154,20 @@ typedef struct ActionState {
         unsigned count;
 } ActionState;
 
-#define ENGINE_RESTART_HISTORY 128
-#define ENGINE_CONN_BUCKETS 16
+/* The engine's state: opaque (src/core/engine-internal.h). */
+typedef struct Engine Engine;
 
-typedef struct Engine {
-        EngineOptions opts;
-
-        Level level;
-        usec_t level_since;
-        usec_t last_action; /* any ladder action, for settle */
-
-        ActionState act[_ACTION_KIND_MAX];
-        uint32_t hold_shown[_ACTION_KIND_MAX]; /* last hold reason code shown, not to repeat it */
-        uint32_t notice_shown;
-
-        /* memory.high ("max" is SIZE_UNLIMITED, a value like any other here) */
-        bool high_known, initial_known, ceiling_known;
-        uint64_t high_set;     /* last value decided or adopted */
-        uint64_t high_before;  /* the value memgov's last write replaced: what a read before it landed shows */
-        uint64_t high_initial; /* value found before the first write, restored when calm is off */
-        uint64_t high_ceiling; /* set by someone else and adopted as the calm value */
-        usec_t high_changed;
-        unsigned high_mismatch;
-        bool high_at_floor;
-        bool psi_guard;
-        bool high_yields; /* memory.high makes way in this emergency (see plan_high) */
-        bool high_gone;   /* memory.high is out of the way (max) for this emergency (see plan_high) */
-        /* PSI full over the last second or more, from the cumulative stall time: avg10 trails a
-         * stall that has just begun by many seconds. */
-        bool full_ref_known;
-        usec_t full_ref_mono;
-        uint64_t full_ref_total;
-        uint32_t full_recent; /* basis points, over full_recent_span up to the last update */
-        usec_t full_recent_span;
-
-        /* memory.max */
-        bool max_raised;
-        bool max_restoring; /* the last memory.max decided is the restore (a failure leaves it raised) */
-        uint64_t max_original;
-        uint64_t max_raised_to;   /* the value of memgov's last raise */
-        uint64_t max_raised_prev; /* the raise before it, when the last is a raise again in a stop */
-
-        /* the buffer pool: steps taken down and not grown back yet */
-        unsigned pool_steps;
-        bool pool_growing; /* the last pool decision was a step back up */
-        usec_t calm_since; /* when the ladder last came down below throttle */
-
-        /* admission: max_connections lowered by memgov and not put back yet */
-        bool admit_lowered;
-        bool reset_emergency_done; /* this emergency had its reset (cleared when it is over) */
-        bool reset_emergency_any;    /* an emergency reset was ever decided... */
-        usec_t reset_emergency_last; /* ...last at this time (none again within reset.cooldown) */
-        usec_t reset_emergency_backoff_until; /* the last emergency reset failed: none before this */
-        bool reset_last_emergency;  /* the last reset decided is an emergency reset */
-        bool admit_restoring; /* the last admission decision puts max_connections back */
-        bool max_by_admit;    /* memory.max is raised for admission (put back after admit.raise-for) */
-        unsigned admit_before; /* the connections the last lowering saw before the storm (the fewest) */
-        bool admit_carry;      /* admission was in place when the server process went: lower the new one's */
-        bool admit_tried;      /* a lowering was decided on this process, through or not, and no calm since */
-        bool admit_carried;    /* the last admission decided is that lowering... */
-        unsigned admit_carry_failed; /* ...which failed this many times on this process */
-        usec_t max_raised_at;
-        usec_t process_since; /* when the server process now governed was first seen; 0: the first */
-        /* The server's connection count, the fewest in each of the buckets of admit.rise-window
-         * (a ring, oldest first from conn_head): what a storm rose from. */
-        unsigned conn_min[ENGINE_CONN_BUCKETS + 1];
-        uint64_t conn_ws[ENGINE_CONN_BUCKETS + 1]; /* the working set when that fewest was first seen */
-        usec_t conn_t[ENGINE_CONN_BUCKETS + 1];
-        unsigned conn_n, conn_head;
-
-        /* restart */
-        bool restart_pending;
-        usec_t restart_at;     /* monotonic */
-        usec_t restart_clock[ENGINE_RESTART_HISTORY]; /* wall clock when known, else monotonic */
-        unsigned n_restarts;
-
-        /* the previous sample's facts */
-        bool have_prev;
-        usec_t prev_mono;
-        pid_t prev_pid;
-        usec_t prev_uptime;
-        unsigned prev_has;
-        MemoryEvents prev_events;
-
-        /* the last few working-set figures, for effects measured on medians rather than on one
-         * sample that may be a spike */
-        uint64_t recent_ws[8];
-        usec_t recent_t[8];
-        unsigned recent_n, recent_head;
-
-        /* The working set's trend over trend.window, and over the last of its points (window /
-         * points, at a resolution as much finer): the second stands in until the first is known
-         * (the first minutes of a run), so that a fast event has an ETA too. */
-        Trend trend, trend_short;
-        uint64_t last_budget;
-
-        /* The server was seen starting (listening on nothing yet, SAMPLE_HAS_ACCEPTING), at this
-         * working set; whether the hold was said for this startup. A new server process, where
-         * the signal exists (accepting_known), is taken as starting from its first sample on,
-         * before the signal has caught up with it (starting_assumed, since starting_since). */
-        bool starting;
-        uint64_t starting_ws;
-        bool starting_said;
-        bool accepting_known;
-        bool starting_assumed;
-        usec_t starting_since;
-        usec_t ready_at; /* when the server last began to accept clients (EVENT_SERVER_READY) */
-} Engine;
-
-void engine_init(Engine *e, const Policy *p, const EngineOptions *opts);
+/* A new engine for policy p, or -ENOMEM. */
+int engine_new(const Policy *p, const EngineOptions *opts, Engine **ret);
+Engine *engine_free(Engine *e);
 /* A reloaded policy: the state is kept; the trend restarts only if its shape changed. */
 void engine_set_policy(Engine *e, const Policy *old, const Policy *p);
 /* When memgov stops (or a reload starts a dry run): the writes that put memory.high, memory.max
  * and max_connections back as memgov found them (or as someone else set them since), their
  * reasons starting with WHY. Returns how many of max it filled. */
 unsigned engine_leave(const Engine *e, const char *why, Decision *ret, unsigned max);
+/* Room for all of engine_leave's decisions: at most one of each action. */
+#define ENGINE_LEAVE_MAX _ACTION_KIND_MAX
 /* A reload starts or ends a dry run. */
 /* A dry run begins or ends (its effects are assumed from then on, or measured). */
 void engine_set_simulate(Engine *e, bool simulate);
@@ -283,3 +183,12 @@ usec_t engine_action_ready_at(const Engine *e, const Policy *p, ActionKind a);
 
 /* Restarts remembered across governor restarts: clock values as engine_step records them. */
 void engine_restore_restarts(Engine *e, const usec_t *clock, unsigned n);
+/* The restarts remembered (at most RESTART_HISTORY), oldest first: how many, and their clock. */
+unsigned engine_restarts(const Engine *e, const usec_t **ret_clock);
+
+/* What the daemon and its status show of the engine. */
+Level engine_level(const Engine *e);
+const ActionState *engine_action(const Engine *e, ActionKind a);
+bool engine_restart_pending(const Engine *e);
+/* memory.high as memgov last set or adopted it: false when not known. */
+bool engine_memory_high(const Engine *e, uint64_t *ret);

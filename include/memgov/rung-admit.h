@@ -2,6 +2,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
+#include "memgov/clock.h"
 
 /* The admission rung's decision: lower max_connections to the connected clients plus the
  * headroom (or those that fit), never below the floor; or put back the value memgov found
@@ -14,3 +16,23 @@ typedef struct AdmitParams {
         bool carried;         /* connections is the count before the storm, on the process before a
                                * restart (admission carried to the new process) */
 } AdmitParams;
+
+/* The buckets of admit.rise-window the connection count goes into (see AdmitState). */
+#define ADMIT_CONN_BUCKETS 16
+
+/* What the admission rung keeps between ticks (src/core/rung-admit.c). */
+typedef struct AdmitState {
+        bool lowered;       /* max_connections lowered by memgov and not put back yet */
+        bool restoring;     /* the last admission decision puts max_connections back */
+        unsigned before;    /* the connections the last lowering saw before the storm (the fewest) */
+        bool carry;         /* admission was in place when the server process went: lower the new one's */
+        bool tried;         /* a lowering was decided on this process, through or not, and no calm since */
+        bool carried;       /* the last admission decided is that lowering... */
+        unsigned carry_failed; /* ...which failed this many times on this process */
+        /* The server's connection count, the fewest in each of the buckets of admit.rise-window
+         * (a ring, oldest first from conn_head): what a storm rose from. */
+        unsigned conn_min[ADMIT_CONN_BUCKETS + 1];
+        uint64_t conn_ws[ADMIT_CONN_BUCKETS + 1]; /* the working set when that fewest was first seen */
+        usec_t conn_t[ADMIT_CONN_BUCKETS + 1];
+        unsigned conn_n, conn_head;
+} AdmitState;

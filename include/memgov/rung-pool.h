@@ -13,3 +13,9 @@ typedef struct PoolParams {
         uint32_t floor;      /* never below this share (basis points) of the configured size */
         uint64_t grow_max;   /* grow by at most this much (what memgov took); SIZE_UNLIMITED = no bound */
 } PoolParams;
+
+/* What the pool rung keeps between ticks (src/core/rung-pool.c). */
+typedef struct PoolState {
+        unsigned steps; /* memgov's steps down not grown back yet */
+        bool growing;   /* the last pool decision was a step back up */
+} PoolState;

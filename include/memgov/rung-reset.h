@@ -14,3 +14,12 @@ typedef struct ResetParams {
         usec_t min_idle;     /* idle ones first: idle at least this long */
         bool in_trx;         /* sessions in a transaction too */
 } ResetParams;
+
+/* What the reset rung keeps between ticks (src/core/rung-reset.c): the emergency reset's. */
+typedef struct ResetState {
+        bool emergency_done;           /* this emergency had its reset (cleared when it is over) */
+        bool emergency_any;            /* an emergency reset was ever decided... */
+        usec_t emergency_last;         /* ...last at this time (none again within reset.cooldown) */
+        usec_t emergency_backoff_until; /* the last emergency reset failed: none before this */
+        bool last_emergency;           /* the last reset decided is an emergency reset */
+} ResetState;

@@ -29,7 +29,7 @@ static void help(void) {
 typedef struct Replay {
         const ReplayArgs *args;
         Policy policy;
-        Engine engine;
+        Engine *engine;
         ReplaySummary summary;
         TimelineClock clock;
         bool started;
@@ -46,7 +46,7 @@ static int replay_sample(Replay *rp, const Sample *s) {
         const ReplayArgs *a = rp->args;
         EngineOutput out;
 
-        engine_step(&rp->engine, &rp->policy, s, s->mono, &out);
+        engine_step(rp->engine, &rp->policy, s, s->mono, &out);
         if (!rp->started) {
                 rp->started = true;
                 rp->clock.start_mono = s->mono;
@@ -110,11 +110,20 @@ static const char *base_name(const char *path) {
         return slash && slash[1] != '\0' ? slash + 1 : path;
 }
 
+static Replay *replay_free(Replay *rp) {
+        if (rp) {
+                engine_free(rp->engine);
+                free(rp);
+        }
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Replay *, replay_free);
+
 int replay_run(const ReplayArgs *a, const char *verb) {
         char origin[512];
         int r;
 
-        _cleanup_free_ Replay *rp = calloc(1, sizeof(Replay));
+        _cleanup_(replay_freep) Replay *rp = calloc(1, sizeof(Replay));
         if (!rp)
                 return EXIT_FAILURE;
         rp->args = a;
@@ -149,7 +158,13 @@ int replay_run(const ReplayArgs *a, const char *verb) {
         }
 
         EngineOptions opts = { .simulate = true };
-        engine_init(&rp->engine, &rp->policy, &opts);
+        if (engine_new(&rp->policy, &opts, &rp->engine) < 0) {
+                if (f != stdin)
+                        fclose(f);
+                rp->plot = plot_feed_free(rp->plot);
+                fprintf(stderr, "memgov %s: out of memory\n", verb);
+                return EXIT_FAILURE;
+        }
         replay_summary_init(&rp->summary);
         if (a->json)
                 rp->decisions = json_object_new_array();
@@ -180,7 +195,7 @@ int replay_run(const ReplayArgs *a, const char *verb) {
                 if (r == 0)
                         continue;
                 /* A trace recorded by a daemon that acted shows its actions' effects. */
-                engine_set_effects_assumed(&rp->engine, !reader.acting);
+                engine_set_effects_assumed(rp->engine, !reader.acting);
                 if (replay_sample(rp, &s) < 0) {
                         ret = EXIT_BAD_INPUT;
                         break;

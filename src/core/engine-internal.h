@@ -10,7 +10,89 @@
 #include <stdarg.h>
 
 #include "memgov/engine.h"
+#include "memgov/trend.h"
 #include "memgov/units.h"
+
+/* The engine's state: the ladder's, the situation's and the actions' bookkeeping; the limits'
+ * (limits.c alone writes it); and each rung's own, allocated from the table (Rung.state_size). */
+typedef struct Limits {
+        /* memory.high ("max" is SIZE_UNLIMITED, a value like any other here) */
+        bool high_known, initial_known, ceiling_known;
+        uint64_t high_set;     /* last value decided or adopted */
+        uint64_t high_before;  /* the value memgov's last write replaced: what a read before it landed shows */
+        uint64_t high_initial; /* value found before the first write, restored when calm is off */
+        uint64_t high_ceiling; /* set by someone else and adopted as the calm value */
+        usec_t high_changed;
+        unsigned high_mismatch;
+
+        /* memory.max */
+        bool max_raised;
+        bool max_restoring; /* the last memory.max decided is the restore (a failure leaves it raised) */
+        uint64_t max_original;
+        uint64_t max_raised_to;   /* the value of memgov's last raise */
+        uint64_t max_raised_prev; /* the raise before it, when the last is a raise again in a stop */
+        bool max_by_admit;        /* raised for admission (put back after admit.raise-for) */
+        usec_t max_raised_at;
+} Limits;
+
+struct Engine {
+        EngineOptions opts;
+
+        Level level;
+        usec_t level_since;
+        usec_t last_action; /* any ladder action, for settle */
+        usec_t calm_since;  /* when the ladder last came down below throttle */
+
+        ActionState act[_ACTION_KIND_MAX];
+        uint32_t hold_shown[_ACTION_KIND_MAX]; /* last hold reason code shown, not to repeat it */
+        uint32_t notice_shown;
+
+        Limits limits;
+
+        /* PSI full over the last second or more, from the cumulative stall time: avg10 trails a
+         * stall that has just begun by many seconds. */
+        bool full_ref_known;
+        usec_t full_ref_mono;
+        uint64_t full_ref_total;
+        uint32_t full_recent; /* basis points, over full_recent_span up to the last update */
+        usec_t full_recent_span;
+
+        usec_t process_since; /* when the server process now governed was first seen; 0: the first */
+
+        /* the previous sample's facts */
+        bool have_prev;
+        usec_t prev_mono;
+        pid_t prev_pid;
+        usec_t prev_uptime;
+        unsigned prev_has;
+        MemoryEvents prev_events;
+
+        /* the last few working-set figures, for effects measured on medians rather than on one
+         * sample that may be a spike */
+        uint64_t recent_ws[8];
+        usec_t recent_t[8];
+        unsigned recent_n, recent_head;
+
+        /* The working set's trend over trend.window, and over the last of its points (window /
+         * points, at a resolution as much finer): the second stands in until the first is known
+         * (the first minutes of a run), so that a fast event has an ETA too. */
+        Trend trend, trend_short;
+        uint64_t last_budget;
+
+        /* The server was seen starting (listening on nothing yet, SAMPLE_HAS_ACCEPTING), at this
+         * working set; whether the hold was said for this startup. A new server process, where
+         * the signal exists (accepting_known), is taken as starting from its first sample on,
+         * before the signal has caught up with it (starting_assumed, since starting_since). */
+        bool starting;
+        uint64_t starting_ws;
+        bool starting_said;
+        bool accepting_known;
+        bool starting_assumed;
+        usec_t starting_since;
+        usec_t ready_at; /* when the server last began to accept clients (EVENT_SERVER_READY) */
+
+        void *rung_state[_LEVEL_MAX]; /* each rung's, Rung.state_size bytes (NULL: none) */
+};
 
 /* The situation of one tick, computed once (engine_step), and what the rungs tell one another
  * within it. */
@@ -47,6 +129,8 @@ typedef struct Tick {
  * through the few functions below. */
 typedef struct Rung {
         Level level;
+        /* Its state between ticks (engine_rung_state), zeroed at the start. */
+        size_t state_size;
         /* Besides being enabled and the server accepting clients: whether it can act on this
          * sample at all (the admit rung: a connection storm; the throttle: a cgroup to write and
          * PSI to watch). */
@@ -103,6 +187,8 @@ typedef struct Rung {
 extern const Rung *const engine_rungs[_LEVEL_MAX];
 /* The rung at level l (NULL for LEVEL_NORMAL). */
 const Rung *engine_rung(Level l);
+/* The state of the rung at level l (Rung.state_size bytes): its own file's to read and write. */
+void *engine_rung_state(const Engine *e, Level l);
 /* Each rung of the table, from the bottom of the ladder up, or from the top down (a return
  * inside leaves the loop; a break does not). */
 #define FOREACH_RUNG_UP(r)                                                                           \

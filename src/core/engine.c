@@ -3,7 +3,9 @@
  * the limits (limits.c) first; then the level moves where the signals point, higher while the
  * rung there is not helping; then the rungs of the table (rungs.c) plan, from the top down. The
  * rungs themselves are rung-*.c. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine-internal.h"
@@ -158,8 +160,15 @@ static void act(Tick *k) {
 }
 
 
-void engine_init(Engine *e, const Policy *p, const EngineOptions *opts) {
-        memset(e, 0, offsetof(Engine, trend));
+int engine_new(const Policy *p, const EngineOptions *opts, Engine **ret) {
+        Engine *e = calloc(1, sizeof(Engine));
+        if (!e)
+                return -ENOMEM;
+        FOREACH_RUNG_UP(r)
+                if (r->state_size > 0 && !(e->rung_state[r->level] = calloc(1, r->state_size))) {
+                        engine_free(e);
+                        return -ENOMEM;
+                }
         if (opts)
                 e->opts = *opts;
         if (e->opts.page_size == 0)
@@ -167,6 +176,35 @@ void engine_init(Engine *e, const Policy *p, const EngineOptions *opts) {
         e->level = LEVEL_NORMAL;
         e->last_budget = SIZE_UNKNOWN;
         trends_init(e, p);
+        *ret = e;
+        return 0;
+}
+
+Engine *engine_free(Engine *e) {
+        if (!e)
+                return NULL;
+        for (Level l = 0; l < _LEVEL_MAX; l++)
+                free(e->rung_state[l]);
+        free(e);
+        return NULL;
+}
+
+void *engine_rung_state(const Engine *e, Level l) {
+        return e->rung_state[l];
+}
+
+Level engine_level(const Engine *e) {
+        return e->level;
+}
+
+const ActionState *engine_action(const Engine *e, ActionKind a) {
+        return &e->act[a];
+}
+
+bool engine_memory_high(const Engine *e, uint64_t *ret) {
+        if (e->limits.high_known)
+                *ret = e->limits.high_set;
+        return e->limits.high_known;
 }
 
 void engine_set_policy(Engine *e, const Policy *old, const Policy *p) {

@@ -33,11 +33,11 @@ bool max_write_outstanding(const Tick *k) {
 static void restore_max(Tick *k, const char *why) {
         Engine *e = k->e;
         char a[FORMAT_BYTES_MAX];
-        Decision *d = emit_action(k, ACTION_SET_MAX, "restore memory.max to %s%s", format_bytes(a, e->max_original), why);
+        Decision *d = emit_action(k, ACTION_SET_MAX, "restore memory.max to %s%s", format_bytes(a, e->limits.max_original), why);
         if (d)
-                d->value = e->max_original;
-        e->max_raised = false;
-        e->max_restoring = true;
+                d->value = e->limits.max_original;
+        e->limits.max_raised = false;
+        e->limits.max_restoring = true;
 }
 
 static void resync_high(Tick *k) {
@@ -47,46 +47,46 @@ static void resync_high(Tick *k) {
 
         if (!(s->has & SAMPLE_HAS_CGROUP))
                 return;
-        if (!e->initial_known) {
-                e->high_initial = s->memory_high;
-                e->initial_known = true;
+        if (!e->limits.initial_known) {
+                e->limits.high_initial = s->memory_high;
+                e->limits.initial_known = true;
         }
         /* Ours: the value memgov set, or, within settle of the write, the one it replaced (a read
          * from before the write landed). Any other value is someone else's, however soon after our
          * write: a throttle that steps more often than settle would otherwise never see it, and
          * write over it (measured on a real cgroup: a value set 16M under memgov's, overwritten by
          * memgov's next step 2 s later, with settle at 3 s). */
-        bool ours = s->memory_high == e->high_set ||
-                    (s->memory_high == e->high_before && k->now - e->high_changed < k->p->settle);
-        if (e->opts.simulate || !e->high_known || ours || (s->pending & (1u << ACTION_SET_HIGH))) {
-                e->high_mismatch = 0;
+        bool ours = s->memory_high == e->limits.high_set ||
+                    (s->memory_high == e->limits.high_before && k->now - e->limits.high_changed < k->p->settle);
+        if (e->opts.simulate || !e->limits.high_known || ours || (s->pending & (1u << ACTION_SET_HIGH))) {
+                e->limits.high_mismatch = 0;
                 return;
         }
         /* Twice in a row: someone else set it. Adopt, do not fight; the throttle writes no
          * memory.high in between (high_held), or its next step would hide the value it is to judge. */
-        if (++e->high_mismatch < 2)
+        if (++e->limits.high_mismatch < 2)
                 return;
         format_bytes(a, s->memory_high);
-        format_bytes(b, e->high_set);
+        format_bytes(b, e->limits.high_set);
         if (streq(a, b)) { /* close enough to print alike: say it exactly */
                 snprintf(a, sizeof(a), "%" PRIu64, s->memory_high);
-                snprintf(b, sizeof(b), "%" PRIu64, e->high_set);
+                snprintf(b, sizeof(b), "%" PRIu64, e->limits.high_set);
         }
         emit_code(k, DECISION_EVENT, EVENT_HIGH_ADOPTED, "memory.high is %s, not the %s memgov set: changed by someone else, adopted "
              "as the calm value", a, b);
-        e->high_ceiling = s->memory_high;
-        e->ceiling_known = true;
-        e->high_set = s->memory_high;
-        e->high_changed = k->now;
-        e->high_mismatch = 0;
+        e->limits.high_ceiling = s->memory_high;
+        e->limits.ceiling_known = true;
+        e->limits.high_set = s->memory_high;
+        e->limits.high_changed = k->now;
+        e->limits.high_mismatch = 0;
 }
 
 /* The highest memory.high memgov throttles from: what someone else set (adopted), else the
  * budget minus calm-headroom, else the budget. */
 uint64_t high_top(const Tick *k) {
         const Engine *e = k->e;
-        if (e->ceiling_known)
-                return MIN(e->high_ceiling, k->budget);
+        if (e->limits.ceiling_known)
+                return MIN(e->limits.high_ceiling, k->budget);
         if (k->p->calm_headroom > 0)
                 return k->budget - apply_bp(k->budget, k->p->calm_headroom);
         return k->budget;
@@ -101,14 +101,14 @@ uint64_t high_top(const Tick *k) {
  * order the threads keep. */
 /* memory.high as memgov last set it, else as the sample shows it. */
 uint64_t high_now(const Tick *k) {
-        return k->e->high_known ? k->e->high_set : k->s->memory_high;
+        return k->e->limits.high_known ? k->e->limits.high_set : k->s->memory_high;
 }
 
 /* memory.high not to be throttled now: a value unlike memgov's own was seen, and the next sample
  * tells whether someone else set it (resync_high). Moving it out of the way of a stop or a pool
  * step is not held: those cannot wait a sample. */
 bool high_held(const Tick *k) {
-        return k->e->high_mismatch > 0;
+        return k->e->limits.high_mismatch > 0;
 }
 
 /* memory.high may be moved out of the way: memgov's to write, and no write of it failing. */
@@ -123,10 +123,10 @@ static void note_high_set(Tick *k, Decision *d, uint64_t cur, uint64_t next) {
                 d->value = next;
                 d->old_value = cur;
         }
-        k->e->high_before = cur;
-        k->e->high_set = next;
-        k->e->high_known = true;
-        k->e->high_changed = k->now;
+        k->e->limits.high_before = cur;
+        k->e->limits.high_set = next;
+        k->e->limits.high_known = true;
+        k->e->limits.high_changed = k->now;
 }
 
 void high_out_of_the_way_of_pool(Tick *k) {
@@ -189,12 +189,12 @@ static void note_max_raised(Tick *k, Decision *d, uint64_t from, uint64_t raised
                 d->value = raised;
                 d->old_value = from;
         }
-        e->max_original = from;
-        e->max_raised_to = raised;
-        e->max_raised_prev = 0;
-        e->max_raised = true;
-        e->max_restoring = false;
-        e->max_raised_at = k->now;
+        e->limits.max_original = from;
+        e->limits.max_raised_to = raised;
+        e->limits.max_raised_prev = 0;
+        e->limits.max_raised = true;
+        e->limits.max_restoring = false;
+        e->limits.max_raised_at = k->now;
 }
 
 /* memory.max raised by RAISE from FROM, never past host RAM minus budget.host-reserve where the
@@ -225,7 +225,7 @@ void limits_raise_for_admission(Tick *k) {
         const Sample *s = k->s;
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
 
-        if (p->admit_max_raise == 0 || !limits_writable(s) || s->memory_max == SIZE_UNLIMITED || e->max_raised ||
+        if (p->admit_max_raise == 0 || !limits_writable(s) || s->memory_max == SIZE_UNLIMITED || e->limits.max_raised ||
             e->act[ACTION_SET_MAX].spent || max_write_outstanding(k))
                 return;
         const char *bound = "admit.max-raise";
@@ -237,7 +237,7 @@ void limits_raise_for_admission(Tick *k) {
                                   format_bytes(a, s->memory_max), format_bytes(b, raised),
                                   format_timespan(t, p->admit_raise_for), bound);
         note_max_raised(k, d, s->memory_max, raised);
-        e->max_by_admit = true;
+        e->limits.max_by_admit = true;
 }
 
 /* The raise for admission lasts admit.raise-for. */
@@ -245,13 +245,13 @@ static void admit_max_back(Tick *k) {
         Engine *e = k->e;
         char t[FORMAT_TIMESPAN_MAX];
 
-        if (!e->max_raised || !e->max_by_admit || e->restart_pending || k->now - e->max_raised_at < k->p->admit_raise_for ||
+        if (!e->limits.max_raised || !e->limits.max_by_admit || restart_pending(e) || k->now - e->limits.max_raised_at < k->p->admit_raise_for ||
             max_write_outstanding(k))
                 return;
         char why[64];
         snprintf(why, sizeof(why), " (admit.raise-for %s is over)", format_timespan(t, k->p->admit_raise_for));
         restore_max(k, why);
-        e->max_by_admit = false;
+        e->limits.max_by_admit = false;
 }
 
 /* While the server stops gracefully, memory.max is raised again by restart.max-raise each time the
@@ -265,17 +265,17 @@ static void stop_raise_more(Tick *k) {
         const Sample *s = k->s;
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX], o[FORMAT_BYTES_MAX], t[FORMAT_PERCENT_MAX];
 
-        if (!e->restart_pending || !e->max_raised || e->max_restoring || e->max_by_admit || p->max_raise == 0 ||
+        if (!restart_pending(e) || !e->limits.max_raised || e->limits.max_restoring || e->limits.max_by_admit || p->max_raise == 0 ||
             !limits_writable(s) || !(s->has & SAMPLE_HAS_CGROUP) || e->act[ACTION_SET_MAX].spent ||
             max_write_outstanding(k))
                 return;
         /* The working set, as everywhere else: page cache (the stop's own writes, a restart's
          * reads) fills any room under memory.max and is reclaimed before an OOM kill. */
         uint64_t step = apply_bp(k->budget, p->max_raise);
-        if (k->ws + step / 2 < e->max_raised_to)
+        if (k->ws + step / 2 < e->limits.max_raised_to)
                 return;
         uint64_t total = apply_bp(k->budget, p->max_raise_total);
-        uint64_t so_far = e->max_raised_to > e->max_original ? e->max_raised_to - e->max_original : 0;
+        uint64_t so_far = e->limits.max_raised_to > e->limits.max_original ? e->limits.max_raised_to - e->limits.max_original : 0;
         if (so_far >= total)
                 return;
         const char *bound = "restart.max-raise";
@@ -283,22 +283,22 @@ static void stop_raise_more(Tick *k) {
                 step = total - so_far;
                 bound = "restart.max-raise-total";
         }
-        uint64_t raised = raise_within_host(k, e->max_raised_to, step, &bound);
-        if (raised <= e->max_raised_to)
+        uint64_t raised = raise_within_host(k, e->limits.max_raised_to, step, &bound);
+        if (raised <= e->limits.max_raised_to)
                 return; /* no room left on this host */
         Decision *d = emit_action(k, ACTION_SET_MAX,
                                   "raise memory.max %s -> %s: the stopping server's working set is %s (%s; %s of the budget "
                                   "over %s at most)",
-                                  format_bytes(a, e->max_raised_to), format_bytes(b, raised),
+                                  format_bytes(a, e->limits.max_raised_to), format_bytes(b, raised),
                                   format_bytes(c, k->ws), bound, format_bp(t, p->max_raise_total),
-                                  format_bytes(o, e->max_original));
+                                  format_bytes(o, e->limits.max_original));
         if (d) {
                 d->value = raised;
-                d->old_value = e->max_raised_to;
+                d->old_value = e->limits.max_raised_to;
         }
-        e->max_raised_prev = e->max_raised_to;
-        e->max_raised_to = raised;
-        e->max_raised_at = k->now;
+        e->limits.max_raised_prev = e->limits.max_raised_to;
+        e->limits.max_raised_to = raised;
+        e->limits.max_raised_at = k->now;
 }
 
 /* memory.max still raised, with no restart under way and not for admission: a restore that
@@ -307,10 +307,10 @@ static void stop_raise_more(Tick *k) {
 static void retry_max_restore(Tick *k) {
         Engine *e = k->e;
 
-        if (!e->max_raised || e->restart_pending || e->act[ACTION_SET_MAX].spent || (e->max_by_admit && !e->max_restoring) ||
+        if (!e->limits.max_raised || restart_pending(e) || e->act[ACTION_SET_MAX].spent || (e->limits.max_by_admit && !e->limits.max_restoring) ||
             max_write_outstanding(k))
                 return;
-        restore_max(k, e->max_restoring ? " (the last restore failed)" : " after the restart");
+        restore_max(k, e->limits.max_restoring ? " (the last restore failed)" : " after the restart");
 }
 
 /* A memory.high decided by the throttle: emitted with its reason, and what memgov knows of it. */
@@ -329,8 +329,8 @@ bool limits_budget(const Tick *k, uint64_t *ret) {
          * still on its way (the sample shows the raised value until the write lands).
          * Seen otherwise: a calm memory.high 3% over the raised value after a restart. */
         const Engine *e = k->e;
-        if (e->max_raised || (e->max_restoring && (k->s->pending & (1u << ACTION_SET_MAX)))) {
-                *ret = e->max_original;
+        if (e->limits.max_raised || (e->limits.max_restoring && (k->s->pending & (1u << ACTION_SET_MAX)))) {
+                *ret = e->limits.max_original;
                 return true;
         }
         return false;
@@ -347,18 +347,18 @@ void limits_failed(Tick *k, ActionKind a) {
         Engine *e = k->e;
         if (a == ACTION_SET_HIGH)
                 /* What is in memory.high now is not known: re-plan from the sample. */
-                e->high_known = false;
+                e->limits.high_known = false;
         else if (a == ACTION_SET_MAX) {
                 /* A raise that failed left memory.max as it was; a restore that failed left it
                  * raised: it is put back once the backoff is over. A restore decided in this very
                  * tick is not the one that failed. */
                 if (!decided_this_tick(k, ACTION_SET_MAX)) {
-                        if (!e->max_restoring && e->max_raised_prev > 0) {
+                        if (!e->limits.max_restoring && e->limits.max_raised_prev > 0) {
                                 /* A raise again during a stop: the one before it holds. */
-                                e->max_raised_to = e->max_raised_prev;
-                                e->max_raised_prev = 0;
+                                e->limits.max_raised_to = e->limits.max_raised_prev;
+                                e->limits.max_raised_prev = 0;
                         } else
-                                e->max_raised = e->max_restoring;
+                                e->limits.max_raised = e->limits.max_restoring;
                 }
         }
 }
@@ -366,23 +366,23 @@ void limits_failed(Tick *k, ActionKind a) {
 void limits_new_process(Tick *k) {
         Engine *e = k->e;
         /* A raise again still under way: put back once it is done (retry_max_restore). */
-        if (e->max_raised && !e->act[ACTION_SET_MAX].spent && !max_write_outstanding(k))
+        if (e->limits.max_raised && !e->act[ACTION_SET_MAX].spent && !max_write_outstanding(k))
                 restore_max(k, " after the restart");
 }
 
 void limits_restart_ended(Tick *k) {
         /* A raise again still under way: put back once it is done (retry_max_restore). */
-        if (k->e->max_raised && !max_write_outstanding(k))
+        if (k->e->limits.max_raised && !max_write_outstanding(k))
                 restore_max(k, "");
 }
 
 void limits_simulate(Engine *e) {
         /* What a dry run assumed it wrote was never written: read memory.high afresh, and forget
          * a memory.max raise that only was assumed. */
-        e->high_known = false;
-        e->high_mismatch = 0;
-        e->max_raised = false;
-        e->max_by_admit = false;
+        e->limits.high_known = false;
+        e->limits.high_mismatch = 0;
+        e->limits.max_raised = false;
+        e->limits.max_by_admit = false;
 }
 
 unsigned limits_leave(const Engine *e, const char *why, Decision *ret, unsigned max) {
@@ -391,22 +391,22 @@ unsigned limits_leave(const Engine *e, const char *why, Decision *ret, unsigned 
 
         /* memory.high: back to what someone else set (adopted), else to what was there before our
          * first write. Throttling nobody manages would only stall the server. */
-        if (e->high_known && (e->ceiling_known || e->initial_known) && n < max) {
-                uint64_t back = e->ceiling_known ? e->high_ceiling : e->high_initial;
-                if (back != e->high_set) {
+        if (e->limits.high_known && (e->limits.ceiling_known || e->limits.initial_known) && n < max) {
+                uint64_t back = e->limits.ceiling_known ? e->limits.high_ceiling : e->limits.high_initial;
+                if (back != e->limits.high_set) {
                         ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_SET_HIGH, .level = e->level, .value = back,
-                                              .old_value = e->high_set };
+                                              .old_value = e->limits.high_set };
                         snprintf(ret[n].reason, sizeof(ret[n].reason), "%s: memory.high %s -> %s (%s)", why,
-                                 format_bytes(a, e->high_set), format_bytes(b, back),
-                                 e->ceiling_known ? "the value set by someone else" : "as it was found");
+                                 format_bytes(a, e->limits.high_set), format_bytes(b, back),
+                                 e->limits.ceiling_known ? "the value set by someone else" : "as it was found");
                         n++;
                 }
         }
-        if (e->max_raised && n < max) {
+        if (e->limits.max_raised && n < max) {
                 ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_SET_MAX, .level = e->level,
-                                      .value = e->max_original };
+                                      .value = e->limits.max_original };
                 snprintf(ret[n].reason, sizeof(ret[n].reason), "%s: restore memory.max to %s", why,
-                         format_bytes(a, e->max_original));
+                         format_bytes(a, e->limits.max_original));
                 n++;
         }
         return n;
@@ -419,7 +419,7 @@ bool limits_before_stop(Tick *k, const char **ret_note) {
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
 
         *ret_note = "";
-        bool raise_wanted = p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED && !e->max_raised;
+        bool raise_wanted = p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED && !e->limits.max_raised;
         /* The raise waits for a write of memory.max under way (a restore of admission's raise, or
          * a retry of one that failed), and the restart with it: the restart would wait for it all
          * the same (its thread starts after the limits decided before it), and the sample shows
@@ -446,11 +446,11 @@ bool limits_before_stop(Tick *k, const char **ret_note) {
         high_out_of_the_way_of_stop(k);
         /* A raise for admission still in place goes on as the restart's: restored once the
          * server is back, not when admit.raise-for is over. */
-        e->max_by_admit = false;
+        e->limits.max_by_admit = false;
         return true;
 }
 
 usec_t limits_high_ready_at(const Engine *e, const Policy *p) {
         /* The throttle: lowered again only a throttle cooldown after memory.high last changed. */
-        return e->high_known ? e->high_changed + p->step[LEVEL_THROTTLE].cooldown : 0;
+        return e->limits.high_known ? e->limits.high_changed + p->step[LEVEL_THROTTLE].cooldown : 0;
 }

@@ -7,11 +7,15 @@
 
 #include "engine-internal.h"
 
-/* The server's connection count goes into buckets of admit.rise-window / ENGINE_CONN_BUCKETS,
+static AdmitState *state(const Engine *e) {
+        return engine_rung_state(e, LEVEL_ADMIT);
+}
+
+/* The server's connection count goes into buckets of admit.rise-window / ADMIT_CONN_BUCKETS,
  * each keeping the fewest it saw and the working set when it first saw it; buckets older than the
  * window go. */
 static void admit_sample(Tick *k) {
-        Engine *e = k->e;
+        AdmitState *st = state(k->e);
         const Policy *p = k->p;
         const Sample *s = k->s;
         uint64_t ws = k->ws;
@@ -19,43 +23,44 @@ static void admit_sample(Tick *k) {
 
         if (!(s->has & SAMPLE_HAS_CONNECTIONS))
                 return;
-        usec_t width = MAX(p->admit_rise_window / ENGINE_CONN_BUCKETS, (usec_t) 1);
-        const unsigned size = ELEMENTSOF(e->conn_min);
-        while (e->conn_n > 0 && now - e->conn_t[e->conn_head] > p->admit_rise_window) {
-                e->conn_head = (e->conn_head + 1) % size;
-                e->conn_n--;
+        usec_t width = MAX(p->admit_rise_window / ADMIT_CONN_BUCKETS, (usec_t) 1);
+        const unsigned size = ELEMENTSOF(st->conn_min);
+        while (st->conn_n > 0 && now - st->conn_t[st->conn_head] > p->admit_rise_window) {
+                st->conn_head = (st->conn_head + 1) % size;
+                st->conn_n--;
         }
-        unsigned last = (e->conn_head + e->conn_n + size - 1) % size;
-        if (e->conn_n > 0 && now - e->conn_t[last] < width) {
-                if (s->connections < e->conn_min[last]) {
-                        e->conn_min[last] = s->connections;
-                        e->conn_ws[last] = ws;
+        unsigned last = (st->conn_head + st->conn_n + size - 1) % size;
+        if (st->conn_n > 0 && now - st->conn_t[last] < width) {
+                if (s->connections < st->conn_min[last]) {
+                        st->conn_min[last] = s->connections;
+                        st->conn_ws[last] = ws;
                 }
                 return;
         }
-        if (e->conn_n == size) {
-                e->conn_head = (e->conn_head + 1) % size;
-                e->conn_n--;
+        if (st->conn_n == size) {
+                st->conn_head = (st->conn_head + 1) % size;
+                st->conn_n--;
         }
-        unsigned i = (e->conn_head + e->conn_n) % size;
-        e->conn_min[i] = s->connections;
-        e->conn_ws[i] = ws;
-        e->conn_t[i] = now;
-        e->conn_n++;
+        unsigned i = (st->conn_head + st->conn_n) % size;
+        st->conn_min[i] = s->connections;
+        st->conn_ws[i] = ws;
+        st->conn_t[i] = now;
+        st->conn_n++;
 }
 
 /* The fewest connections within admit.rise-window (this sample's included), and the working set
  * and the time when the oldest bucket with that many first saw it. */
 static unsigned conn_fewest_at(const Engine *e, uint64_t *ret_ws, usec_t *ret_t) {
+        const AdmitState *st = state(e);
         unsigned fewest = UINT32_MAX;
         uint64_t ws = 0;
         usec_t t = 0;
-        for (unsigned j = 0; j < e->conn_n; j++) {
-                unsigned i = (e->conn_head + j) % ELEMENTSOF(e->conn_min);
-                if (e->conn_min[i] < fewest) {
-                        fewest = e->conn_min[i];
-                        ws = e->conn_ws[i];
-                        t = e->conn_t[i];
+        for (unsigned j = 0; j < st->conn_n; j++) {
+                unsigned i = (st->conn_head + j) % ELEMENTSOF(st->conn_min);
+                if (st->conn_min[i] < fewest) {
+                        fewest = st->conn_min[i];
+                        ws = st->conn_ws[i];
+                        t = st->conn_t[i];
                 }
         }
         if (ret_ws)
@@ -73,7 +78,7 @@ static unsigned conn_fewest(const Engine *e) {
  * admit.rise-window by admit.min-rise, and by admit.min-rise-share of what it rose from. */
 static bool connections_rising(const Tick *k) {
         const Sample *s = k->s;
-        if (!(s->has & SAMPLE_HAS_CONNECTIONS) || k->e->conn_n == 0)
+        if (!(s->has & SAMPLE_HAS_CONNECTIONS) || state(k->e)->conn_n == 0)
                 return false;
         unsigned fewest = conn_fewest(k->e);
         if (s->connections <= fewest)
@@ -136,10 +141,10 @@ static void note_admit_lowering(Tick *k, Decision *d, unsigned connections, bool
                 d->admit.connections = connections;
                 d->admit.carried = carried;
         }
-        k->e->admit_lowered = true;
-        k->e->admit_tried = true;
-        k->e->admit_restoring = false;
-        k->e->admit_carried = carried;
+        state(k->e)->lowered = true;
+        state(k->e)->tried = true;
+        state(k->e)->restoring = false;
+        state(k->e)->carried = carried;
         note_action(k, ACTION_ADMIT, false);
 }
 
@@ -156,24 +161,24 @@ static bool plan_admit_carry(Tick *k) {
         Engine *e = k->e;
         const Policy *p = k->p;
 
-        if (!e->admit_carry)
+        if (!state(e)->carry)
                 return false;
-        if (!p->step[LEVEL_ADMIT].enabled || e->admit_lowered ||
+        if (!p->step[LEVEL_ADMIT].enabled || state(e)->lowered ||
             (!k->starting && taking_clients_for(k) > p->admit_rise_window)) {
-                e->admit_carry = false;
+                state(e)->carry = false;
                 return false;
         }
         if (k->starting || e->act[ACTION_ADMIT].pending || (k->s->pending & (1u << ACTION_ADMIT)) ||
             !connections_rising(k))
                 return false;
-        e->admit_carry = false;
+        state(e)->carry = false;
         Decision *d = emit_action(k, ACTION_ADMIT,
                                   "%s; a new server process, admission in place on the one before, %u connections, "
                                   "up from %u: lower max_connections to the %u connections before the storm plus "
                                   "%u (not below %u)",
-                                  ctx(k), k->s->connections, conn_fewest(e), e->admit_before, p->admit_headroom,
+                                  ctx(k), k->s->connections, conn_fewest(e), state(e)->before, p->admit_headroom,
                                   p->admit_floor);
-        note_admit_lowering(k, d, e->admit_before, true);
+        note_admit_lowering(k, d, state(e)->before, true);
         return true;
 }
 
@@ -189,9 +194,9 @@ static bool plan_admit_restore(Tick *k) {
                     k->now - e->act[ACTION_ADMIT].last >= p->admit_restore_after;
 
         /* A lowering that failed, the storm over: nothing to carry to a new process any more. */
-        if (e->admit_tried && !e->admit_lowered && calm && !e->restart_pending)
-                e->admit_tried = false;
-        if (!e->admit_lowered || e->act[ACTION_ADMIT].spent || e->restart_pending || k->emergency)
+        if (state(e)->tried && !state(e)->lowered && calm && !restart_pending(e))
+                state(e)->tried = false;
+        if (!state(e)->lowered || e->act[ACTION_ADMIT].spent || restart_pending(e) || k->emergency)
                 return false;
         if (!calm)
                 return false;
@@ -203,9 +208,9 @@ static bool plan_admit_restore(Tick *k) {
                 d->admit.restore = true;
                 d->admit.connections = (k->s->has & SAMPLE_HAS_CONNECTIONS) ? k->s->connections : 0;
         }
-        e->admit_lowered = e->admit_tried = false;
-        e->admit_restoring = true;
-        e->admit_carried = false;
+        state(e)->lowered = state(e)->tried = false;
+        state(e)->restoring = true;
+        state(e)->carried = false;
         note_action(k, ACTION_ADMIT, false);
         return true;
 }
@@ -218,12 +223,12 @@ static bool admit_available(const Tick *k) {
         /* A rung only in a connection storm (or while it is in place, or the ladder is on it):
          * with a flat count it would not help, and the ladder passes it by. */
         return (k->s->has & SAMPLE_HAS_CONNECTIONS) &&
-               (k->e->admit_lowered || k->e->level == LEVEL_ADMIT || connections_rising(k));
+               (state(k->e)->lowered || k->e->level == LEVEL_ADMIT || connections_rising(k));
 }
 
 /* In place already: what it can do is done. */
 static bool admit_exhausted(const Tick *k) {
-        return k->e->admit_lowered || k->e->act[ACTION_ADMIT].spent;
+        return state(k->e)->lowered || k->e->act[ACTION_ADMIT].spent;
 }
 
 /* It refuses clients: only a storm at its thresholds calls for it. */
@@ -232,7 +237,7 @@ static bool admit_climbed_to(const Tick *k) {
 }
 
 static bool admit_holds_level(const Engine *e) {
-        return e->admit_lowered;
+        return state(e)->lowered;
 }
 
 /* A new server process starts at its configured max_connections: nothing to put back. But a
@@ -243,10 +248,10 @@ static bool admit_holds_level(const Engine *e) {
  * Seen uncarried: 112 storm clients back within 17 s, the kernel's kill 26 s after. */
 static void admit_new_process(Tick *k) {
         Engine *e = k->e;
-        e->admit_carry = e->admit_carry || e->admit_lowered || e->admit_tried;
-        e->admit_tried = false;
-        e->admit_carry_failed = 0;
-        e->admit_lowered = false;
+        state(e)->carry = state(e)->carry || state(e)->lowered || state(e)->tried;
+        state(e)->tried = false;
+        state(e)->carry_failed = 0;
+        state(e)->lowered = false;
 }
 
 static bool admit_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but) {
@@ -257,24 +262,24 @@ static bool admit_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff
          * new server, swamped by 110 reconnecting clients, reset the handshake of the lowering's
          * connection; the kept session opened a second later, admission waited for its backoff,
          * and the kernel killed the server 15 s on. */
-        if (e->admit_carried && e->admit_carry_failed + 1 < ADMIT_CARRY_TRIES) {
-                e->admit_carry_failed++;
-                e->admit_lowered = false;
-                e->admit_carry = true;
-                e->admit_carried = false;
+        if (state(e)->carried && state(e)->carry_failed + 1 < ADMIT_CARRY_TRIES) {
+                state(e)->carry_failed++;
+                state(e)->lowered = false;
+                state(e)->carry = true;
+                state(e)->carried = false;
                 st->pending = false;
                 st->gain_measured = false;
                 Decision *d = emit_code(k, DECISION_EFFECT, EFFECT_FAILED_CARRY,
                                         "admission failed on the new server process: tried again at the next "
                                         "sample (%u of %u tries)",
-                                        e->admit_carry_failed, ADMIT_CARRY_TRIES);
+                                        state(e)->carry_failed, ADMIT_CARRY_TRIES);
                 if (d)
                         d->action = a;
                 return true;
         }
         /* A lowering that failed left max_connections as it was; a restore that failed left it
          * lowered: put back once the backoff is over. */
-        e->admit_lowered = e->admit_restoring;
+        state(e)->lowered = state(e)->restoring;
         return false;
 }
 
@@ -283,7 +288,7 @@ static bool admit_plan(Tick *k) {
         const Policy *p = k->p;
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
 
-        if (e->level >= LEVEL_ADMIT && step_available(k, LEVEL_ADMIT) && !e->admit_lowered &&
+        if (e->level >= LEVEL_ADMIT && step_available(k, LEVEL_ADMIT) && !state(e)->lowered &&
             !e->act[ACTION_ADMIT].spent && cooldown_over(k, ACTION_ADMIT, LEVEL_ADMIT) && recheck(k, LEVEL_ADMIT) &&
             connections_rising(k)) {
                 uint64_t ws_fewest;
@@ -313,7 +318,7 @@ static bool admit_plan(Tick *k) {
                 note_admit_lowering(k, d, k->s->connections, false);
                 if (d && f.fit > p->admit_headroom)
                         d->admit.fit = f.fit;
-                e->admit_before = fewest;
+                state(e)->before = fewest;
                 return true;
         }
         return false;
@@ -321,13 +326,13 @@ static bool admit_plan(Tick *k) {
 
 static void admit_simulate(Engine *e) {
         /* A lowering that only was assumed. */
-        e->admit_lowered = e->admit_carry = e->admit_tried = false;
+        state(e)->lowered = state(e)->carry = state(e)->tried = false;
 }
 
 /* max_connections lowered for a connection storm: back to what memgov found (the actuator leaves
  * a value someone else set since). */
 static unsigned admit_leave(const Engine *e, const char *why, Decision *ret, unsigned max) {
-        if (!e->admit_lowered || max == 0)
+        if (!state(e)->lowered || max == 0)
                 return 0;
         ret[0] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_ADMIT, .level = e->level, .admit.restore = true };
         snprintf(ret[0].reason, sizeof(ret[0].reason), "%s: put max_connections back as it was found", why);
@@ -336,6 +341,7 @@ static unsigned admit_leave(const Engine *e, const char *why, Decision *ret, uns
 
 const Rung rung_admit = {
         .level = LEVEL_ADMIT,
+        .state_size = sizeof(AdmitState),
         .available = admit_available,
         .exhausted = admit_exhausted,
         .climbed_to = admit_climbed_to,

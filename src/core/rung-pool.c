@@ -6,13 +6,17 @@
 
 #include "engine-internal.h"
 
+static PoolState *state(const Engine *e) {
+        return engine_rung_state(e, LEVEL_POOL);
+}
+
 
 /* The steps down from the configured size to pool.floor: memgov knows the pool is at its floor
  * once it took them all (the actuator says so too, where it runs: a replay has none). */
 static bool pool_at_floor(const Policy *p, const Engine *e) {
         uint32_t room = p->pool_floor < 10000 ? 10000 - p->pool_floor : 0;
         unsigned max = p->pool_step > 0 ? (room + p->pool_step - 1) / p->pool_step : 0;
-        return e->pool_steps >= max;
+        return state(e)->steps >= max;
 }
 
 /* The buffer pool without a threshold of its own is for when reset is called for (its at or
@@ -50,7 +54,7 @@ static bool plan_pool_grow(Tick *k) {
         const Policy *p = k->p;
         char a[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
 
-        if (e->pool_steps == 0 || !p->step[LEVEL_POOL].enabled || e->restart_pending || k->emergency)
+        if (state(e)->steps == 0 || !p->step[LEVEL_POOL].enabled || restart_pending(e) || k->emergency)
                 return false;
         if (e->level >= LEVEL_THROTTLE || k->now - e->calm_since < p->pool_grow_after ||
             k->now - e->act[ACTION_POOL].last < p->pool_grow_after || e->act[ACTION_POOL].pending ||
@@ -71,7 +75,7 @@ static bool plan_pool_grow(Tick *k) {
         Decision *d = emit_action(k, ACTION_POOL,
                                   "%s: grow the buffer pool back one step (%u of memgov's step(s) down left), calm "
                                   "for %s and room for the %s it gave back",
-                                  ctx(k), e->pool_steps, format_timespan(t, k->now - e->calm_since),
+                                  ctx(k), state(e)->steps, format_timespan(t, k->now - e->calm_since),
                                   format_bytes(a, back));
         if (d) {
                 d->pool.grow = true;
@@ -79,8 +83,8 @@ static bool plan_pool_grow(Tick *k) {
                 d->pool.floor = p->pool_floor;
                 d->pool.grow_max = SIZE_UNLIMITED;
         }
-        e->pool_steps--;
-        e->pool_growing = true;
+        state(e)->steps--;
+        state(e)->growing = true;
         note_action(k, ACTION_POOL, false);
         return true;
 }
@@ -104,8 +108,8 @@ static bool pool_plan(Tick *k) {
                         d->pool.floor = p->pool_floor;
                         d->pool.grow_max = SIZE_UNLIMITED;
                 }
-                e->pool_steps++;
-                e->pool_growing = false;
+                state(e)->steps++;
+                state(e)->growing = false;
                 note_action(k, ACTION_POOL, true);
                 return true;
         }
@@ -115,18 +119,19 @@ static bool pool_plan(Tick *k) {
 /* The step down did not happen (at the floor, or no pool). */
 static bool pool_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but) {
         Engine *e = k->e;
-        if (!e->pool_growing && e->pool_steps > 0)
-                e->pool_steps--;
+        if (!state(e)->growing && state(e)->steps > 0)
+                state(e)->steps--;
         return false;
 }
 
 /* A new server process starts at its configured buffer pool: nothing to grow back. */
 static void pool_new_process(Tick *k) {
-        k->e->pool_steps = 0;
+        state(k->e)->steps = 0;
 }
 
 const Rung rung_pool = {
         .level = LEVEL_POOL,
+        .state_size = sizeof(PoolState),
         .exhausted = pool_exhausted,
         .climbed_to = pool_called_for,
         .new_process = pool_new_process,
@@ -137,5 +142,5 @@ const Rung rung_pool = {
 
 /* A step down of the buffer pool decided and not judged yet. */
 bool pool_shrinking(const Engine *e) {
-        return e->act[ACTION_POOL].pending && !e->pool_growing;
+        return e->act[ACTION_POOL].pending && !state(e)->growing;
 }

@@ -7,6 +7,10 @@
 
 #include "engine-internal.h"
 
+static ResetState *state(const Engine *e) {
+        return engine_rung_state(e, LEVEL_RESET);
+}
+
 /* In an emergency the reset rung ends the largest sessions down to reset.emergency-min-memory
  * (see emergency_reset_ready()): a choice only a reset by SQL can make. */
 static bool emergency_reset_enabled(const Policy *p) {
@@ -49,11 +53,11 @@ static bool emergency_reset_ready(Tick *k) {
          * replay of a trace that does not hold the reset's measurement) comes once an emergency.
          * Never within reset.cooldown of the last, even across two emergencies (an ETA or a
          * stall that dips out for one sample), nor within the backoff of the last one's failure. */
-        bool ended = e->reset_last_emergency && !st->pending && st->gain_measured;
-        bool rested = !e->reset_emergency_any || (k->now - e->reset_emergency_last >= p->step[LEVEL_RESET].cooldown &&
-                                                  k->now >= e->reset_emergency_backoff_until);
+        bool ended = state(e)->last_emergency && !st->pending && st->gain_measured;
+        bool rested = !state(e)->emergency_any || (k->now - state(e)->emergency_last >= p->step[LEVEL_RESET].cooldown &&
+                                                  k->now >= state(e)->emergency_backoff_until);
         return k->emergency && e->level >= LEVEL_RESET && emergency_reset_enabled(p) && step_available(k, LEVEL_RESET) &&
-               rested && (!e->reset_emergency_done || ended);
+               rested && (!state(e)->emergency_done || ended);
 }
 
 /* Decided once emergency_reset_ready(), with no reset pending, ahead of the ladder's order; the
@@ -89,8 +93,8 @@ static bool reset_urgent(Tick *k) {
                 d->reset.min_idle = p->reset_min_idle;
                 d->reset.in_trx = in_trx;
         }
-        e->reset_emergency_done = e->reset_emergency_any = e->reset_last_emergency = true;
-        e->reset_emergency_last = k->now;
+        state(e)->emergency_done = state(e)->emergency_any = state(e)->last_emergency = true;
+        state(e)->emergency_last = k->now;
         /* The backoff of a reset at reset.min-memory runs on: announced, and kept. */
         note_action(k, ACTION_RESET, true);
         return true;
@@ -106,7 +110,7 @@ static bool reset_urgent(Tick *k) {
 static void reset_prepare(Tick *k) {
         Engine *e = k->e;
         if (!k->emergency)
-                e->reset_emergency_done = false;
+                state(e)->emergency_done = false;
         k->emergency_reset = emergency_reset_ready(k);
         k->reset_outstanding = (k->s->pending & (1u << ACTION_RESET)) || e->act[ACTION_RESET].pending;
         k->wait_for_reset = k->emergency_reset && k->reset_outstanding;
@@ -132,7 +136,7 @@ static bool reset_plan(Tick *k) {
                         d->reset.min_idle = p->reset_min_idle;
                         d->reset.in_trx = in_trx;
                 }
-                e->reset_last_emergency = false;
+                state(e)->last_emergency = false;
                 note_action(k, ACTION_RESET, true);
                 return true;
         }
@@ -153,8 +157,8 @@ static bool reset_climbed_to(const Tick *k) {
  * decided: no reset is decided while another is pending (reset_prepare). */
 static bool reset_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but) {
         Engine *e = k->e;
-        if (was_pending && e->reset_last_emergency)
-                e->reset_emergency_backoff_until = k->now + backoff;
+        if (was_pending && state(e)->last_emergency)
+                state(e)->emergency_backoff_until = k->now + backoff;
         else if (emergency_reset_enabled(k->p))
                 *but = EMERGENCY_EXCEPTED;
         return false;
@@ -164,7 +168,7 @@ static bool reset_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff
  * of a reset at reset.min-memory; and its result does not end that backoff when that one failed
  * or found too little before it. */
 static void reset_judged(const Tick *k, ActionKind a, bool *keep_backoff, const char **but) {
-        *keep_backoff = k->e->reset_last_emergency;
+        *keep_backoff = state(k->e)->last_emergency;
         if (emergency_reset_enabled(k->p))
                 *but = EMERGENCY_EXCEPTED;
 }
@@ -179,12 +183,13 @@ static void reset_new_process(Tick *k) {
         Engine *e = k->e;
         const ActionState *st = &e->act[ACTION_RESET];
         if (!st->pending && st->failed)
-                e->reset_emergency_backoff_until = 0;
-        e->reset_emergency_done = e->reset_emergency_any = false;
+                state(e)->emergency_backoff_until = 0;
+        state(e)->emergency_done = state(e)->emergency_any = false;
 }
 
 const Rung rung_reset = {
         .level = LEVEL_RESET,
+        .state_size = sizeof(ResetState),
         .exhausted = reset_exhausted,
         .climbed_to = reset_climbed_to,
         .new_process = reset_new_process,
@@ -196,5 +201,5 @@ const Rung rung_reset = {
 };
 
 bool reset_emergency_done(const Engine *e) {
-        return e->reset_emergency_done;
+        return state(e)->emergency_done;
 }

@@ -8,11 +8,15 @@
 
 #include "engine-internal.h"
 
+static RestartState *state(const Engine *e) {
+        return engine_rung_state(e, LEVEL_RESTART);
+}
+
 
 static unsigned restarts_within(const Engine *e, usec_t clock, usec_t span) {
         unsigned n = 0;
-        for (unsigned i = 0; i < e->n_restarts; i++)
-                if (e->restart_clock[i] <= clock && clock - e->restart_clock[i] < span)
+        for (unsigned i = 0; i < state(e)->n; i++)
+                if (state(e)->clock[i] <= clock && clock - state(e)->clock[i] < span)
                         n++;
         return n;
 }
@@ -71,23 +75,23 @@ static void restart_observe(Tick *k) {
         Engine *e = k->e;
         char t[FORMAT_TIMESPAN_MAX];
 
-        if (!e->restart_pending)
+        if (!state(e)->pending)
                 return;
         if (e->opts.simulate) {
-                if (k->now - e->restart_at < k->p->settle)
+                if (k->now - state(e)->at < k->p->settle)
                         return;
                 emit_code(k, DECISION_EVENT, EVENT_RESTART_ASSUMED, "restart taken as done (simulated: no server was restarted)");
         } else {
-                if (k->now - e->restart_at < k->p->stop_timeout)
+                if (k->now - state(e)->at < k->p->stop_timeout)
                         return;
                 emit_code(k, DECISION_EVENT, EVENT_RESTART_TIMEOUT, "no new server process within restart.stop-timeout %s",
                      format_timespan(t, k->p->stop_timeout));
         }
-        e->restart_pending = false;
+        state(e)->pending = false;
         limits_restart_ended(k);
 }
 static bool restart_busy(const Tick *k) {
-        return k->e->restart_pending;
+        return state(k->e)->pending;
 }
 
 /* Called for, whether or not its guard rails (min-uptime, the windows, max-per-day) allow it now:
@@ -146,13 +150,13 @@ static bool restart_plan(Tick *k) {
         if (d)
                 d->restart.preflush = p->preflush && !oom_first && !stall_first;
         note_action(k, ACTION_RESTART, false);
-        e->restart_pending = true;
-        e->restart_at = k->now;
-        if (e->n_restarts == ENGINE_RESTART_HISTORY) {
-                memmove(e->restart_clock, e->restart_clock + 1, (ENGINE_RESTART_HISTORY - 1) * sizeof(usec_t));
-                e->n_restarts--;
+        state(e)->pending = true;
+        state(e)->at = k->now;
+        if (state(e)->n == RESTART_HISTORY) {
+                memmove(state(e)->clock, state(e)->clock + 1, (RESTART_HISTORY - 1) * sizeof(usec_t));
+                state(e)->n--;
         }
-        e->restart_clock[e->n_restarts++] = sample_clock(k->s);
+        state(e)->clock[state(e)->n++] = sample_clock(k->s);
         return true;
 }
 
@@ -162,15 +166,15 @@ static bool restart_climbed_to(const Tick *k) {
 }
 
 static bool restart_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but) {
-        k->e->restart_pending = false;
+        state(k->e)->pending = false;
         return false;
 }
 
 /* A new server process: the restart memgov waited for, or one it did not make. */
 static void restart_new_process(Tick *k) {
         Engine *e = k->e;
-        if (e->restart_pending) {
-                e->restart_pending = false;
+        if (state(e)->pending) {
+                state(e)->pending = false;
                 emit_code(k, DECISION_EVENT, EVENT_RESTART_DONE, "graceful restart done (server pid %d -> %d)", (int) e->prev_pid,
                      (int) k->s->pid);
         } else
@@ -180,11 +184,12 @@ static void restart_new_process(Tick *k) {
 
 /* A restart that only was assumed. */
 static void restart_simulate(Engine *e) {
-        e->restart_pending = false;
+        state(e)->pending = false;
 }
 
 const Rung rung_restart = {
         .level = LEVEL_RESTART,
+        .state_size = sizeof(RestartState),
         .climbed_to = restart_climbed_to,
         .new_process = restart_new_process,
         .observe = restart_observe,
@@ -196,10 +201,19 @@ const Rung rung_restart = {
 };
 
 bool restart_pending(const Engine *e) {
-        return e->restart_pending;
+        return state(e)->pending;
+}
+
+bool engine_restart_pending(const Engine *e) {
+        return restart_pending(e);
+}
+
+unsigned engine_restarts(const Engine *e, const usec_t **ret_clock) {
+        *ret_clock = state(e)->clock;
+        return state(e)->n;
 }
 
 void engine_restore_restarts(Engine *e, const usec_t *clock, unsigned n) {
-        e->n_restarts = MIN(n, (unsigned) ENGINE_RESTART_HISTORY);
-        memcpy(e->restart_clock, clock + (n - e->n_restarts), e->n_restarts * sizeof(usec_t));
+        state(e)->n = MIN(n, (unsigned) RESTART_HISTORY);
+        memcpy(state(e)->clock, clock + (n - state(e)->n), state(e)->n * sizeof(usec_t));
 }

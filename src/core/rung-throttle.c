@@ -6,6 +6,10 @@
 
 #include "engine-internal.h"
 
+static ThrottleState *state(const Engine *e) {
+        return engine_rung_state(e, LEVEL_THROTTLE);
+}
+
 /* memory.high needs a cgroup to write, and PSI to tell a throttled server from a stalled one. */
 static bool throttle_available(const Tick *k) {
         return limits_writable(k->s) && (k->s->has & SAMPLE_HAS_PSI) && k->s->psi.has_full;
@@ -13,7 +17,7 @@ static bool throttle_available(const Tick *k) {
 
 static bool throttle_exhausted(const Tick *k) {
         const Engine *e = k->e;
-        return e->psi_guard || e->high_at_floor || e->act[ACTION_SET_HIGH].spent;
+        return state(e)->psi_guard || state(e)->at_floor || e->act[ACTION_SET_HIGH].spent;
 }
 
 /* Called for on its own threshold and not possible here: said once, with why. */
@@ -45,9 +49,9 @@ static void throttle_after(Tick *k) {
         char span[FORMAT_TIMESPAN_MAX];
         uint64_t budget = k->budget;
 
-        e->high_at_floor = false;
+        state(e)->at_floor = false;
         if (!k->emergency)
-                e->high_yields = e->high_gone = false;
+                state(e)->yields = state(e)->gone = false;
         if (!limits_writable(s) || !p->step[LEVEL_THROTTLE].enabled)
                 return;
         /* Out of the way while the server stops (high_out_of_the_way_of_stop). */
@@ -60,8 +64,8 @@ static void throttle_after(Tick *k) {
         uint64_t cur = high_now(k);
         /* The calm value: what someone else set (adopted), else the budget minus the headroom,
          * else (calm-headroom = off) nothing of ours. */
-        bool have_ceiling = e->ceiling_known || p->calm_headroom > 0;
-        uint64_t ceiling = e->ceiling_known ? e->high_ceiling : budget - apply_bp(budget, p->calm_headroom);
+        bool have_ceiling = e->limits.ceiling_known || p->calm_headroom > 0;
+        uint64_t ceiling = e->limits.ceiling_known ? e->limits.high_ceiling : budget - apply_bp(budget, p->calm_headroom);
         uint64_t next = cur;
         const char *why = NULL;
         char whybuf[160];
@@ -81,7 +85,7 @@ static void throttle_after(Tick *k) {
                  * Seen: 29 s stalled at memory.high 334M, PSI full under the guard, no session to end. */
                 if (k->emergency && k->restart_held && reset_emergency_done(e) && !(s->pending & (1u << ACTION_RESET)) &&
                     !decided_this_tick(k, ACTION_RESET) && pressing_on_high(k))
-                        e->high_yields = true;
+                        state(e)->yields = true;
 
                 /* Stalled at restart.at on a memory.high already at the calm value, in an emergency
                  * with the restart held back by its cooldown or max-per-day (what restart.at does
@@ -93,15 +97,15 @@ static void throttle_after(Tick *k) {
                 uint32_t restart_at = p->step[LEVEL_RESTART].at;
                 bool give_way = k->emergency && k->restart_held && full >= p->full_guard && cur != SIZE_UNLIMITED &&
                                 cur >= page_round(e, top) && restart_at > 0 && k->ws_bp >= restart_at;
-                if (give_way || (e->high_gone && cur == SIZE_UNLIMITED)) {
-                        e->psi_guard = e->high_gone = true;
+                if (give_way || (state(e)->gone && cur == SIZE_UNLIMITED)) {
+                        state(e)->psi_guard = state(e)->gone = true;
                         next = SIZE_UNLIMITED;
                         snprintf(whybuf, sizeof(whybuf), "stalled at restart.at, the restart held back and nothing "
                                  "left to make way to: out of the way while the emergency lasts");
                         why = whybuf;
-                } else if (full >= p->full_guard || e->high_yields) {
+                } else if (full >= p->full_guard || state(e)->yields) {
                         /* The server spends its time stalled on memory.high: back off at once. */
-                        e->psi_guard = true;
+                        state(e)->psi_guard = true;
                         /* From max there is nothing to back off from. */
                         next = cur == SIZE_UNLIMITED ? cur : MAX(cur, MIN(cur + margin, top));
                         if (full < p->full_guard)
@@ -118,9 +122,9 @@ static void throttle_after(Tick *k) {
                         why = whybuf;
                 } else {
                         if (full < p->full_guard / 2)
-                                e->psi_guard = false;
+                                state(e)->psi_guard = false;
                         if (cur > want && !pool_shrinking(e) &&
-                            (!e->high_known || k->now - e->high_changed >= p->step[LEVEL_THROTTLE].cooldown)) {
+                            (!e->limits.high_known || k->now - e->limits.high_changed >= p->step[LEVEL_THROTTLE].cooldown)) {
                                 uint64_t step = apply_bp(budget, p->step_down);
                                 /* From "max", start right at the target; after that, lower slowly. */
                                 next = cur == SIZE_UNLIMITED || cur > top ? MAX(want, MIN(top, cur)) :
@@ -131,21 +135,21 @@ static void throttle_after(Tick *k) {
                                 why = whybuf;
                         }
                         if (next <= floor_b && k->rising)
-                                e->high_at_floor = true;
+                                state(e)->at_floor = true;
                 }
         } else {
-                e->psi_guard = false;
+                state(e)->psi_guard = false;
                 if (have_ceiling) {
                         next = ceiling;
-                        if (e->ceiling_known)
+                        if (e->limits.ceiling_known)
                                 why = "calm: the value set by someone else";
                         else {
                                 snprintf(whybuf, sizeof(whybuf), "calm: budget minus throttle.calm-headroom %s",
                                          format_bp(c, p->calm_headroom));
                                 why = whybuf;
                         }
-                } else if (e->high_known && e->initial_known) {
-                        next = e->high_initial; /* calm-headroom = off: give back what was there */
+                } else if (e->limits.high_known && e->limits.initial_known) {
+                        next = e->limits.high_initial; /* calm-headroom = off: give back what was there */
                         why = "calm: the value found at start";
                 }
         }
@@ -158,6 +162,7 @@ static void throttle_after(Tick *k) {
 
 const Rung rung_throttle = {
         .level = LEVEL_THROTTLE,
+        .state_size = sizeof(ThrottleState),
         .available = throttle_available,
         .exhausted = throttle_exhausted,
         .before_ladder = throttle_before_ladder,

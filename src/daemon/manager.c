@@ -350,7 +350,9 @@ static usec_t action_timeout(const Policy *p, ActionKind k) {
 
 /* The restart history, so that max-per-day holds across memgov's own restarts (the state file). */
 static void save_restarts(Manager *m) {
-        (void) state_file_set_restarts(m->state, m->engine->restart_clock, m->engine->n_restarts);
+        const usec_t *clock;
+        unsigned n = engine_restarts(m->engine, &clock);
+        (void) state_file_set_restarts(m->state, clock, n);
 }
 
 /* One action to its lane's thread: the job's id, or 0 when the lane is full (said, and counted
@@ -656,7 +658,7 @@ void manager_tick(Manager *m, const char *reason) {
 
         write_record(m, &s);
         act_on(m, &out);
-        if (m->dry_run_waits && !m->engine->restart_pending)
+        if (m->dry_run_waits && !engine_restart_pending(m->engine))
                 begin_dry_run(m);
         /* Between actions, the action thread keeps its SQL session for this server. */
         ActionTarget keep;
@@ -802,7 +804,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 bool dry_run = m->cli_dry_run || p->dry_run;
                 p->dry_run = dry_run;
                 if (dry_run && !m->opts.dry_run && !m->dry_run_waits) {
-                        if (m->engine->restart_pending) {
+                        if (engine_restart_pending(m->engine)) {
                                 m->dry_run_waits = true;
                                 log_notice("reload: dry run once the restart under way is over (memory.max stays "
                                            "raised for its stop)");
@@ -949,13 +951,12 @@ static int setup_target(Manager *m) {
 
 /* The engine and the jobs its decisions become: allocated once, nothing per tick. */
 static int setup_engine(Manager *m) {
-        m->engine = calloc(1, sizeof(Engine));
-        if (!m->engine)
-                return -ENOMEM;
         EngineOptions eo = { .simulate = m->opts.dry_run,
                              .effects_assumed = m->opts.dry_run,
                              .page_size = (uint64_t) sysconf(_SC_PAGESIZE) };
-        engine_init(m->engine, &m->policy, &eo);
+        int r = engine_new(&m->policy, &eo, &m->engine);
+        if (r < 0)
+                return r;
 
         m->collected = calloc(ACTION_QUEUE, sizeof(ActionJob));
         m->scratch = calloc(1, sizeof(ActionJob));
@@ -1043,7 +1044,7 @@ static int setup_listeners(Manager *m) {
         if (!o->record_only && (!o->state_dir || o->state_dir[0])) {
                 const char *dir = o->state_dir ? o->state_dir : "/var/lib/memgov";
                 if (state_file_open(dir, m->instance, &m->state) >= 0 && m->state) {
-                        usec_t clock[ENGINE_RESTART_HISTORY];
+                        usec_t clock[RESTART_HISTORY];
                         unsigned n;
                         state_file_load(m->state, clock, ELEMENTSOF(clock), &n);
                         engine_restore_restarts(m->engine, clock, n);
@@ -1168,7 +1169,7 @@ Manager *manager_free(Manager *m) {
         if (m->record)
                 fclose(m->record);
         m->state = state_file_free(m->state);
-        free(m->engine);
+        m->engine = engine_free(m->engine);
         sd_bus_flush_close_unref(m->bus);
         sd_event_unref(m->event);
         free(m);

@@ -113,8 +113,8 @@ typedef struct Manager {
         bool dry_run_waits; /* a reload asked for a dry run: it begins once the restart under way is over */
         /* The put-backs of the last reload into a dry run not yet carried out (their job, 0: not
          * queued): memgov stopping writes them itself, as the lanes' queues are not run then. */
-        Decision leaving[3];
-        uint64_t leaving_job[3];
+        Decision leaving[ENGINE_LEAVE_MAX];
+        uint64_t leaving_job[ENGINE_LEAVE_MAX];
         unsigned n_leaving;
         bool readonly_said; /* the read-only cgroup file system was reported */
         int cgroup_error_said, process_error_said; /* the read errors reported, 0 = none */

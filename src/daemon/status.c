@@ -81,7 +81,7 @@ static json_object *actions_json(const Manager *m) {
         const Engine *e = m->engine;
         usec_t now = m->last.now;
         for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++) {
-                const ActionState *st = &e->act[k];
+                const ActionState *st = engine_action(e, k);
                 json_object *o = json_object_new_object();
                 json_object_object_add(o, "count", json_object_new_int((int) st->count));
                 json_object_object_add(o, "last_s_ago", st->last ? json_object_new_uint64((now - st->last) / USEC_PER_SEC) : NULL);
@@ -199,7 +199,7 @@ json_object *manager_status_json(const Manager *m) {
         json_object_object_add(o, "psi_triggers", json_object_new_uint64(m->metrics.wakeups_psi));
         json_object_object_add(o, "governor", governor_json(m));
         json_object_object_add(o, "memory_events_notifications", json_object_new_uint64(m->metrics.wakeups_events));
-        json_object_object_add(o, "level", json_object_new_string(level_to_string(m->engine->level)));
+        json_object_object_add(o, "level", json_object_new_string(level_to_string(engine_level(m->engine))));
 
         if (m->have_last) {
                 const EngineOutput *out = &m->last;
@@ -207,9 +207,10 @@ json_object *manager_status_json(const Manager *m) {
                 engine_output_add_json(o, out);
                 json_object_object_add(o, "sample", sample_json(&m->last_sample));
         }
-        json_object_object_add(o, "memory_high_set", m->engine->high_known ? size_or_max_json(m->engine->high_set) : NULL);
+        uint64_t high;
+        json_object_object_add(o, "memory_high_set", engine_memory_high(m->engine, &high) ? size_or_max_json(high) : NULL);
         json_object_object_add(o, "actions", actions_json(m));
-        json_object_object_add(o, "restart_pending", json_object_new_boolean(m->engine->restart_pending));
+        json_object_object_add(o, "restart_pending", json_object_new_boolean(engine_restart_pending(m->engine)));
         json_object_object_add(o, "worker", worker_json(m, now));
         json_object_object_add(o, "server", server_json(m));
 

@@ -318,7 +318,7 @@ static void dump(const Scenario *sc, const Fault *f) {
 static bool run(Scenario *sc, const Fault *f) {
         const Trace *t = sc->t;
         const Policy *p = &sc->p;
-        Engine *e = calloc(1, sizeof(Engine));
+        Engine *e = NULL;
         EngineOutput out;
         FakeActuator fake = { .fail_nth = f->fail_nth, .fail_mask = f->fail_mask, .fail_errno = f->fail_errno };
         ActionTarget target = { .cgroup_fd = -1 };
@@ -326,8 +326,7 @@ static bool run(Scenario *sc, const Fault *f) {
         ActionFeedback fb = {};
         EngineOptions o = { .simulate = sc->simulate, .effects_assumed = sc->simulate };
 
-        assert_non_null(e);
-        engine_init(e, p, &o);
+        assert_int_equal(engine_new(p, &o, &e), 0);
         sc->n_rec = 0;
         sc->actions = sc->injected = sc->reported = 0;
         sc->violation[0] = '\0';
@@ -344,7 +343,7 @@ static bool run(Scenario *sc, const Fault *f) {
         bool acted[_ACTION_KIND_MAX] = {}, any_ladder = false; /* a trace's clock may start at 0 */
         bool emergency_reset_done = false, last_reset_emergency = false, carry_again = false;
         usec_t emergency_backoff_until = 0; /* an emergency reset failed: none again before this */
-        usec_t restarts[ENGINE_RESTART_HISTORY * 4];
+        usec_t restarts[RESTART_HISTORY * 4];
         unsigned n_restarts = 0;
         usec_t calm_since = 0;
         Level calm_level = LEVEL_NORMAL;
@@ -377,7 +376,7 @@ static bool run(Scenario *sc, const Fault *f) {
                                  action_kind_to_string((ActionKind) __builtin_ctz(fed & unreported)));
                 unreported |= fed;
 
-                Level before = e->level;
+                Level before = engine_level(e);
                 engine_tick(e, &fb, p, &s, 0, &out);
                 usec_t now = s.mono;
 
@@ -568,7 +567,7 @@ static bool run(Scenario *sc, const Fault *f) {
         sc->tot->injected += sc->injected;
         sc->tot->reported += sc->reported;
         sc->tot->actions += sc->actions;
-        free(e);
+        engine_free(e);
         if (sc->violation[0]) {
                 sc->tot->violations++;
                 fprintf(stderr, "VIOLATION: %s, policy %s, %s, %s: %s\n", t->name, sc->np->name,

@@ -7,6 +7,13 @@
 #include "memgov/engine.h"
 #include "memgov/feedback.h"
 #include "memgov/units.h"
+#include "engine-internal.h"
+
+/* The rungs' own state, as the rungs keep it. */
+#define ADMIT(sim) ((AdmitState *) engine_rung_state((sim)->e, LEVEL_ADMIT))
+#define POOL(sim) ((PoolState *) engine_rung_state((sim)->e, LEVEL_POOL))
+#define RESTART(sim) ((RestartState *) engine_rung_state((sim)->e, LEVEL_RESTART))
+#define THROTTLE(sim) ((ThrottleState *) engine_rung_state((sim)->e, LEVEL_THROTTLE))
 
 #define MB (1ULL << 20)
 #define GB (1ULL << 30)
@@ -32,7 +39,7 @@
 /* Drives the engine the way the daemon and replay do: one sample per tick. */
 typedef struct Sim {
         Policy p;
-        Engine e;
+        Engine *e;
         ActionFeedback fb; /* what the next tick tells the engine of its actions */
         Sample s;
         usec_t now;
@@ -61,15 +68,21 @@ static Sim *sim_new(bool simulate) {
         };
         /* As the daemon: a dry run carries nothing out, so its effects are assumed. */
         EngineOptions o = { .simulate = simulate, .effects_assumed = simulate };
-        engine_init(&sim->e, &sim->p, &o);
+        assert_int_equal(engine_new(&sim->p, &o, &sim->e), 0);
         return sim;
+}
+
+static void sim_free(Sim *sim) {
+        engine_free(sim->e);
+        free(sim);
 }
 
 /* Re-initialise after changing sim->p. */
 static void sim_policy_changed(Sim *sim) {
         assert_int_equal(policy_validate(&sim->p, "test", NULL, NULL), 0);
-        EngineOptions o = sim->e.opts;
-        engine_init(&sim->e, &sim->p, &o);
+        EngineOptions o = sim->e->opts;
+        engine_free(sim->e);
+        assert_int_equal(engine_new(&sim->p, &o, &sim->e), 0);
 }
 
 static void sim_tick(Sim *sim, usec_t dt) {
@@ -78,7 +91,7 @@ static void sim_tick(Sim *sim, usec_t dt) {
         if (sim->s.has & SAMPLE_HAS_UPTIME)
                 sim->s.uptime += dt;
         sim->s.mono = sim->now;
-        engine_tick(&sim->e, &sim->fb, &sim->p, &sim->s, 0, &sim->out);
+        engine_tick(sim->e, &sim->fb, &sim->p, &sim->s, 0, &sim->out);
         for (unsigned i = 0; i < sim->out.n_decisions && sim->n < ELEMENTSOF(sim->log); i++) {
                 sim->log[sim->n] = sim->out.decisions[i];
                 sim->at[sim->n] = sim->now;
@@ -87,7 +100,7 @@ static void sim_tick(Sim *sim, usec_t dt) {
         sim->s.failed = sim->s.reported = sim->s.not_done = 0;
         memset(sim->s.freed, 0, sizeof(sim->s.freed));
         /* Live: the writes land, as the actuators would make them; dry-run: nothing changes. */
-        if (!sim->e.opts.simulate)
+        if (!sim->e->opts.simulate)
                 for (unsigned i = 0; i < sim->out.n_decisions; i++) {
                         const Decision *d = &sim->out.decisions[i];
                         if (decision_class(d) == T_SET_HIGH)
@@ -262,11 +275,11 @@ static void test_calm(void **state) {
         expect(sim->log[0].value == CALM);
         expect(sim->log[0].value % 4096 == 0);
         expect(sim->log[0].old_value == SIZE_UNLIMITED);
-        expect(sim->e.level == LEVEL_NORMAL);
+        expect(sim->e->level == LEVEL_NORMAL);
         expect(sim->out.next_sample == 5 * SEC);
         expect(sim->out.n_decisions == 0); /* and nothing more on the ticks after it */
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A recorded trace's clock may start at 0 (a replay of one that does): an action at time 0 is
@@ -279,7 +292,7 @@ static void test_action_at_time_zero(void **state) {
         assert_int_equal(count(sim, T_TRIM, 0), 1);
         sim_run(sim, 5 * USEC_PER_MINUTE, 5 * SEC);
         assert_int_equal(count(sim, T_TRIM, 0), 1);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_trim_on_threshold_and_cooldown(void **state) {
@@ -297,9 +310,9 @@ static void test_trim_on_threshold_and_cooldown(void **state) {
         expect(t && t->trim.method == TRIM_AUTO);
         expect(sim->out.next_sample == 1 * SEC);
         /* What `status` shows as "next in": the trim cooldown from now; nothing else has run. */
-        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_TRIM) == sim->now + 10 * 60 * SEC);
-        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_RESET) == 0);
-        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_MAX) == 0);
+        expect(engine_action_ready_at(sim->e, &sim->p, ACTION_TRIM) == sim->now + 10 * 60 * SEC);
+        expect(engine_action_ready_at(sim->e, &sim->p, ACTION_RESET) == 0);
+        expect(engine_action_ready_at(sim->e, &sim->p, ACTION_SET_MAX) == 0);
 
         /* The trim worked: the injector measured 512M given back, and the next sample shows it. */
         sim->s.reported = 1u << ACTION_TRIM;
@@ -309,7 +322,7 @@ static void test_trim_on_threshold_and_cooldown(void **state) {
         const Decision *eff = find(sim, T_EFFECT, mark);
         expect(eff && eff->action == ACTION_TRIM && eff->value == 512 * MB);
         expect(eff->code == EFFECT_FREED && eff->action == ACTION_TRIM && eff->value == 512 * MB);
-        expect(!sim->e.act[ACTION_TRIM].spent);
+        expect(!sim->e->act[ACTION_TRIM].spent);
         sim_run(sim, 20 * SEC, SEC);
         /* Still above trim.at - hysteresis: stays at trim, but no second trim before the 10m cooldown. */
         sim_run(sim, 9 * 60 * SEC, 5 * SEC);
@@ -317,7 +330,7 @@ static void test_trim_on_threshold_and_cooldown(void **state) {
         sim_run(sim, 70 * SEC, 5 * SEC);
         expect(count(sim, T_TRIM, mark) == 2);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_effect_from_working_set(void **state) {
@@ -341,7 +354,7 @@ static void test_effect_from_working_set(void **state) {
 
         /* A spike at the decision is not mistaken for the level: no phantom gain. */
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
         sim = sim_new(true);
         set_ws(sim, 7 * GB);
         sim_run(sim, 30 * SEC, SEC);
@@ -354,25 +367,25 @@ static void test_effect_from_working_set(void **state) {
         /* A dry run measures nothing: the effect is said to be an assumption. */
         expect(eff && eff->value == 0 && eff->code == EFFECT_TOO_LITTLE && eff->action == ACTION_TRIM);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_hysteresis(void **state) {
         Sim *sim = sim_new(true);
         set_ws(sim, 8 * GB);
         sim_run(sim, 30 * SEC, SEC);
-        expect(sim->e.level == LEVEL_TRIM);
+        expect(sim->e->level == LEVEL_TRIM);
         /* 72 %: below trim.at but within the 5 % hysteresis: stays. */
         set_ws(sim, 7 * GB + 200 * MB);
         sim_run(sim, 120 * SEC, SEC);
-        expect(sim->e.level == LEVEL_TRIM);
+        expect(sim->e->level == LEVEL_TRIM);
         /* 69 %: leaves. */
         set_ws(sim, 6 * GB + 900 * MB);
         sim_run(sim, 30 * SEC, SEC);
-        expect(sim->e.level == LEVEL_NORMAL);
+        expect(sim->e->level == LEVEL_NORMAL);
         expect(find_level(sim, LEVEL_TRIM, LEVEL_NORMAL, LEVEL_DOWN_CALM, 0));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_eta_trigger(void **state) {
@@ -389,7 +402,7 @@ static void test_eta_trigger(void **state) {
         expect(strstr(l->reason, "rising 1G/h"));
         expect(find(sim, T_TRIM, 0));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_one_rung_per_tick_and_settle(void **state) {
@@ -422,7 +435,7 @@ static void test_one_rung_per_tick_and_settle(void **state) {
         const Decision *h = find_text(sim, T_SET_HIGH, "throttle", mark);
         expect(h && h->value < h->old_value);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_ineffective_trim_escalates_to_throttle(void **state) {
@@ -437,12 +450,12 @@ static void test_ineffective_trim_escalates_to_throttle(void **state) {
         expect(e && e->action == ACTION_TRIM && e->code == EFFECT_TOO_LITTLE);
         const Decision *l = find_level(sim, LEVEL_TRIM, LEVEL_THROTTLE, LEVEL_UP_NOT_HELPING, 0);
         expect(l);
-        expect(sim->e.level == LEVEL_THROTTLE);
+        expect(sim->e->level == LEVEL_THROTTLE);
         /* But reset is destructive and only comes on its own thresholds. */
         expect(!find(sim, T_RESET, 0));
         expect(count(sim, T_TRIM, 0) == 1);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A trim that was not carried out through no fault of its own (memgov_trim() answers NULL
@@ -463,11 +476,11 @@ static void test_trim_not_done_not_judged(void **state) {
         expect(e && e->action == ACTION_TRIM && e->code == EFFECT_NOT_DONE);
         expect(!find_code(sim, T_EFFECT, EFFECT_TOO_LITTLE, 0) && !find_code(sim, T_EFFECT, EFFECT_FAILED, 0));
         expect(!find_level(sim, LEVEL_TRIM, LEVEL_THROTTLE, LEVEL_UP_NOT_HELPING, 0));
-        expect(!sim->e.act[ACTION_TRIM].spent);
+        expect(!sim->e->act[ACTION_TRIM].spent);
         /* Again once trim.cooldown (10 min) is over. */
         expect(count(sim, T_TRIM, 0) == 2);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* 93 % and rising 100K/s (about 350M/h: the OOM hours away), one sample a second: trim, throttle
@@ -506,7 +519,7 @@ static void test_pool_when_reset_not_helping(void **state) {
         const Decision *d = find(sim, T_POOL, 0);
         expect(d && !d->pool.grow && d->pool.step == 1000 && d->pool.floor == 5000 &&
                d->pool.grow_max == SIZE_UNLIMITED);
-        expect(sim->e.pool_steps == 1);
+        expect(POOL(sim)->steps == 1);
         /* It gave back 300M: judged like trim and reset, on what the actuator measured. */
         unsigned mark = sim->n;
         pool_result(sim, 0, 300 * MB);
@@ -515,7 +528,7 @@ static void test_pool_when_reset_not_helping(void **state) {
         const Decision *e = find(sim, T_EFFECT, mark);
         expect(e && e->action == ACTION_POOL && e->code == EFFECT_FREED && e->value == 300 * MB);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* Over memory.high (anonymous memory: the kernel cannot hold the working set under it without
@@ -566,7 +579,7 @@ static void test_pool_step_out_of_memory_high(void **state) {
         const Decision *e = find(sim, T_EFFECT, mark);
         expect(e && e->action == ACTION_POOL && e->code == EFFECT_FREED && e->value == 200 * MB);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_pool_not_once_growth_is_over(void **state) {
@@ -578,10 +591,10 @@ static void test_pool_not_once_growth_is_over(void **state) {
         unsigned mark = sim->n;
         set_ws(sim, 9 * GB + 300 * MB);
         sim_run(sim, 30 * USEC_PER_MINUTE, 5 * SEC);
-        expect(sim->e.level >= LEVEL_RESET);
+        expect(sim->e->level >= LEVEL_RESET);
         expect(count(sim, T_POOL, mark) == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_pool_not_below_reset(void **state) {
@@ -594,10 +607,10 @@ static void test_pool_not_below_reset(void **state) {
                 set_ws(sim, 8 * GB + 900 * MB + t / SEC * (MB / 10));
                 sim_tick(sim, SEC);
         }
-        expect(sim->e.level == LEVEL_THROTTLE);
+        expect(sim->e->level == LEVEL_THROTTLE);
         expect(!find(sim, T_POOL, 0));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_pool_at_floor(void **state) {
@@ -611,14 +624,14 @@ static void test_pool_at_floor(void **state) {
         while (e && e->action != ACTION_POOL)
                 e = find_code(sim, T_EFFECT, EFFECT_FAILED, (unsigned) (e - sim->log) + 1);
         expect(e && e->action == ACTION_POOL);
-        expect(sim->e.pool_steps == 0 && sim->e.act[ACTION_POOL].spent);
-        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_POOL) == sim->at[e - sim->log] + 30 * USEC_PER_MINUTE);
+        expect(POOL(sim)->steps == 0 && sim->e->act[ACTION_POOL].spent);
+        expect(engine_action_ready_at(sim->e, &sim->p, ACTION_POOL) == sim->at[e - sim->log] + 30 * USEC_PER_MINUTE);
         /* Calm again: nothing to grow back. */
         unsigned mark = sim->n;
         set_ws(sim, 6 * GB);
         sim_run(sim, 30 * USEC_PER_MINUTE, 5 * SEC);
         expect(count(sim, T_POOL, mark) == 0);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_pool_steps_stop_at_floor(void **state) {
@@ -633,8 +646,8 @@ static void test_pool_steps_stop_at_floor(void **state) {
                 sim_tick(sim, 5 * SEC);
         }
         expect(count(sim, T_POOL, 0) == 5);
-        expect(sim->e.pool_steps == 5);
-        free(sim);
+        expect(POOL(sim)->steps == 5);
+        sim_free(sim);
 }
 
 static void test_pool_grows_back_with_hysteresis(void **state) {
@@ -643,7 +656,7 @@ static void test_pool_grows_back_with_hysteresis(void **state) {
         sim->p.step[LEVEL_TRIM].enabled = false;
         sim_policy_changed(sim);
         to_pool(sim);
-        expect(sim->e.pool_steps == 1);
+        expect(POOL(sim)->steps == 1);
         pool_result(sim, 0, 300 * MB);
         sim_tick(sim, SEC);
 
@@ -652,7 +665,7 @@ static void test_pool_grows_back_with_hysteresis(void **state) {
         unsigned mark = sim->n;
         set_ws(sim, 8 * GB + 200 * MB);
         sim_run(sim, 30 * USEC_PER_MINUTE, 5 * SEC);
-        expect(sim->e.level < LEVEL_THROTTLE);
+        expect(sim->e->level < LEVEL_THROTTLE);
         expect(count(sim, T_POOL, mark) == 0);
 
         /* 70 %: room for it (calm for pool.grow-after 10m already), one step back up, and only
@@ -666,9 +679,9 @@ static void test_pool_grows_back_with_hysteresis(void **state) {
         unsigned i = (unsigned) (g - sim->log);
         const Decision *shrink = find(sim, T_POOL, 0);
         expect(shrink && !shrink->pool.grow && sim->at[i] - sim->at[shrink - sim->log] >= 10 * USEC_PER_MINUTE);
-        expect(sim->e.pool_steps == 0);
+        expect(POOL(sim)->steps == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* The pool grows back once the ladder is calm below throttle for pool.grow-after: the clock starts
@@ -677,7 +690,7 @@ static void test_pool_grows_back_with_hysteresis(void **state) {
 static void test_pool_grows_back_after_calm(void **state) {
         Sim *sim = sim_new(false);
         to_pool(sim);
-        expect(sim->e.pool_steps == 1);
+        expect(POOL(sim)->steps == 1);
         pool_result(sim, 0, 300 * MB);
         usec_t calm = 0, grew = 0;
         unsigned calm_mark = 0;
@@ -686,7 +699,7 @@ static void test_pool_grows_back_after_calm(void **state) {
                 set_ws(sim, (i / 60) % 2 ? 7 * GB + 600 * MB : 6 * GB + 900 * MB);
                 unsigned mark = sim->n;
                 sim_tick(sim, SEC);
-                if (!calm && sim->e.level < LEVEL_THROTTLE) {
+                if (!calm && sim->e->level < LEVEL_THROTTLE) {
                         calm = sim->now;
                         calm_mark = sim->n;
                 }
@@ -698,9 +711,9 @@ static void test_pool_grows_back_after_calm(void **state) {
         /* trim came and went meanwhile, and the growth still came grow-after (10m) after calm. */
         expect(find_level(sim, LEVEL_NORMAL, LEVEL_TRIM, _DECISION_CODE_MAX, calm_mark));
         expect(grew >= calm + 10 * 60 * SEC && grew <= calm + 11 * 60 * SEC);
-        expect(sim->e.pool_steps == 0);
+        expect(POOL(sim)->steps == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A server at 90 % for a minute: throttled, memory.high on its way to (or at) the returned
@@ -709,7 +722,7 @@ static Sim *sim_throttled(uint64_t *ret_want) {
         Sim *sim = sim_new(false);
         set_ws(sim, 9 * GB); /* 90 % */
         sim_run(sim, 60 * SEC, SEC);
-        expect(sim->e.level >= LEVEL_THROTTLE);
+        expect(sim->e->level >= LEVEL_THROTTLE);
         *ret_want = PAGE_DOWN(9 * GB + apply_bp(BUDGET, 200));
         return sim;
 }
@@ -736,30 +749,30 @@ static void test_throttle_planner(void **state) {
                 steps++;
         }
         expect(steps >= 1);
-        expect(sim->e.high_set == want);
+        expect(sim->e->limits.high_set == want);
         /* memory.high is paced from its last change, whatever the kind of that change. */
-        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_HIGH) == last_at(sim, T_SET_HIGH) + 5 * SEC);
+        expect(engine_action_ready_at(sim->e, &sim->p, ACTION_SET_HIGH) == last_at(sim, T_SET_HIGH) + 5 * SEC);
 
         /* The server stalls on memory.high: PSI full over the guard raises it at once. */
         unsigned mark = sim->n;
-        sim->s.memory_high = sim->e.high_set;
+        sim->s.memory_high = sim->e->limits.high_set;
         sim->s.psi.full.avg10 = 3500;
         sim_tick(sim, SEC);
         const Decision *g = find_text(sim, T_SET_HIGH, "PSI full avg10 35% >= throttle.full-guard 20%", mark);
         expect(g && g->value == PAGE_DOWN(want + apply_bp(BUDGET, 200)));
-        expect(sim->e.psi_guard);
-        sim->s.memory_high = sim->e.high_set;
+        expect(THROTTLE(sim)->psi_guard);
+        sim->s.memory_high = sim->e->limits.high_set;
         sim->s.psi.full.avg10 = 0;
 
         /* Calm again: memory.high goes straight back to the calm value (raise fast). */
         mark = sim->n;
         set_ws(sim, 5 * GB);
         sim_run(sim, 120 * SEC, SEC);
-        expect(sim->e.level == LEVEL_NORMAL);
+        expect(sim->e->level == LEVEL_NORMAL);
         const Decision *c = find_text(sim, T_SET_HIGH, "calm", mark);
         expect(c && c->value == CALM);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A stall at memory.high is seen from its first second: PSI's cumulative full stall time, not
@@ -768,7 +781,7 @@ static void test_throttle_planner(void **state) {
 static void test_throttle_guard_sees_stall_at_once(void **state) {
         uint64_t want;
         Sim *sim = sim_throttled(&want);
-        expect(sim->e.high_set == want);
+        expect(sim->e->limits.high_set == want);
 
         /* 10 % of every second stalled: under the guard (20 %), memory.high stays. */
         unsigned mark = sim->n;
@@ -777,7 +790,7 @@ static void test_throttle_guard_sees_stall_at_once(void **state) {
                 sim_tick(sim, SEC);
         }
         expect(count(sim, T_SET_HIGH, mark) == 0);
-        expect(!sim->e.psi_guard);
+        expect(!THROTTLE(sim)->psi_guard);
 
         /* Then 90 % while avg10 has not moved yet: backed off on the next second. */
         mark = sim->n;
@@ -785,18 +798,18 @@ static void test_throttle_guard_sees_stall_at_once(void **state) {
         sim_tick(sim, SEC);
         const Decision *g = find_text(sim, T_SET_HIGH, "PSI full 90% over the last 1s >= throttle.full-guard 20%", mark);
         expect(g && g->value == PAGE_DOWN(want + apply_bp(BUDGET, 200)));
-        expect(sim->e.psi_guard);
+        expect(THROTTLE(sim)->psi_guard);
 
         /* The stall is over, avg10 still shows it: the guard holds until both are under half of it. */
-        sim->s.memory_high = sim->e.high_set;
+        sim->s.memory_high = sim->e->limits.high_set;
         sim->s.psi.full.avg10 = 1500;
         sim_run(sim, 3 * SEC, SEC);
-        expect(sim->e.psi_guard);
+        expect(THROTTLE(sim)->psi_guard);
         sim->s.psi.full.avg10 = 500;
         sim_tick(sim, SEC);
-        expect(!sim->e.psi_guard);
+        expect(!THROTTLE(sim)->psi_guard);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A throttle that steps more often than settle: a read from before its last write landed is not
@@ -820,10 +833,10 @@ static void test_foreign_memory_high_between_steps(void **state) {
         uint64_t before = step->old_value;
 
         /* The write has not landed yet when the next sample is read: that is not a change. */
-        uint64_t ours = sim->e.high_set;
+        uint64_t ours = sim->e->limits.high_set;
         sim->s.memory_high = before;
         sim_tick(sim, SEC);
-        expect(sim->e.high_mismatch == 0 && count(sim, T_EVENT, mark) == 0);
+        expect(sim->e->limits.high_mismatch == 0 && count(sim, T_EVENT, mark) == 0);
         sim->s.memory_high = ours;
         sim_tick(sim, SEC);
 
@@ -831,7 +844,7 @@ static void test_foreign_memory_high_between_steps(void **state) {
         for (unsigned i = 0; i < 10 && last_at(sim, T_SET_HIGH) != sim->now; i++)
                 sim_tick(sim, SEC);
         expect(last_at(sim, T_SET_HIGH) == sim->now);
-        uint64_t foreign = sim->e.high_set - 16 * MB;
+        uint64_t foreign = sim->e->limits.high_set - 16 * MB;
         mark = sim->n;
         sim->s.memory_high = foreign;
         sim_run(sim, 2 * SEC, SEC);
@@ -839,16 +852,16 @@ static void test_foreign_memory_high_between_steps(void **state) {
         expect(ev != NULL);
         for (unsigned i = mark; i < sim->n && ev; i++)
                 expect(decision_class(&sim->log[i]) != T_SET_HIGH || &sim->log[i] > ev);
-        expect(sim->e.high_ceiling == foreign && sim->s.memory_high <= foreign);
+        expect(sim->e->limits.high_ceiling == foreign && sim->s.memory_high <= foreign);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_foreign_memory_high_adopted(void **state) {
         Sim *sim = sim_new(false);
         set_ws(sim, 5 * GB);
         sim_tick(sim, SEC);
-        uint64_t calm = sim->e.high_set;
+        uint64_t calm = sim->e->limits.high_set;
         sim->s.memory_high = calm;
         sim_run(sim, 30 * SEC, SEC);
         /* An operator sets 8G: noticed twice after settle, adopted, never fought. */
@@ -858,14 +871,14 @@ static void test_foreign_memory_high_adopted(void **state) {
         const Decision *ev = find_code(sim, T_EVENT, EVENT_HIGH_ADOPTED, mark);
         expect(ev && strstr(ev->reason, "memory.high is 8G, not the 9.7G memgov set"));
         expect(count(sim, T_SET_HIGH, mark) == 0);
-        expect(sim->e.high_set == 8 * GB);
+        expect(sim->e->limits.high_set == 8 * GB);
         /* Adopting it counts as a change: the throttle cooldown runs from there, not from memgov's
          * last write (the approximation `status` once made). */
-        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_SET_HIGH) ==
+        expect(engine_action_ready_at(sim->e, &sim->p, ACTION_SET_HIGH) ==
                last_at(sim, T_EVENT) + sim->p.step[LEVEL_THROTTLE].cooldown);
         expect(last_at(sim, T_EVENT) > last_at(sim, T_SET_HIGH));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* In dry-run the sample never shows our writes: nothing is taken for a foreign change. */
         sim = sim_new(true);
@@ -873,7 +886,7 @@ static void test_foreign_memory_high_adopted(void **state) {
         sim_run(sim, 120 * SEC, SEC);
         expect(count(sim, T_EVENT, 0) == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void ramp_to_restart(Sim *sim) {
@@ -900,7 +913,7 @@ static void test_max_raise_with_smaller_budget(void **state) {
         const Decision *back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET);
         expect(sim->s.memory_max == BUDGET);
-        free(sim);
+        sim_free(sim);
 }
 
 /* Leaving: memory.high back as found, a raised memory.max restored; nothing in a dry run. */
@@ -910,20 +923,20 @@ static void test_leave(void **state) {
         sim_tick(sim, SEC);
         /* The calm memory.high was written from "max". */
         expect(sim->s.memory_high == CALM);
-        expect(engine_leave(&sim->e, "memgov stops", d, 2) == 1 && decision_class(&d[0]) == T_SET_HIGH && d[0].value == SIZE_UNLIMITED &&
+        expect(engine_leave(sim->e, "memgov stops", d, 2) == 1 && decision_class(&d[0]) == T_SET_HIGH && d[0].value == SIZE_UNLIMITED &&
                strstr(d[0].reason, "as it was found"));
         ramp_to_restart(sim);
-        expect(sim->e.max_raised);
+        expect(sim->e->limits.max_raised);
         /* While the server stops, memory.high is out of the way at max (as it was found): only
          * memory.max to put back. */
         expect(sim->s.memory_high == SIZE_UNLIMITED);
-        expect(engine_leave(&sim->e, "memgov stops", d, 2) == 1 && decision_class(&d[0]) == T_SET_MAX && d[0].value == BUDGET);
-        free(sim);
+        expect(engine_leave(sim->e, "memgov stops", d, 2) == 1 && decision_class(&d[0]) == T_SET_MAX && d[0].value == BUDGET);
+        sim_free(sim);
 
         sim = sim_new(true);
         ramp_to_restart(sim);
-        expect(engine_leave(&sim->e, "memgov stops", d, 2) == 0);
-        free(sim);
+        expect(engine_leave(sim->e, "memgov stops", d, 2) == 0);
+        sim_free(sim);
 }
 
 static void test_restart_and_max_raise(void **state) {
@@ -937,7 +950,7 @@ static void test_restart_and_max_raise(void **state) {
         expect(m && m->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)) && m->old_value == BUDGET);
         /* The raise comes before the restart, in the same tick. */
         expect(m < r);
-        expect(sim->e.restart_pending);
+        expect(RESTART(sim)->pending);
 
         /* A new server process: the restart is done and memory.max goes back. */
         unsigned mark = sim->n;
@@ -949,11 +962,11 @@ static void test_restart_and_max_raise(void **state) {
         expect(find_code(sim, T_EVENT, EVENT_RESTART_DONE, mark));
         const Decision *back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET);
-        expect(!sim->e.restart_pending);
+        expect(!RESTART(sim)->pending);
         /* Budget stayed 10G while memory.max was raised. */
         expect(sim->out.budget == BUDGET);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* While the server stops, memory.max is raised again by restart.max-raise each time the server
@@ -964,7 +977,7 @@ static void test_stop_raises_again(void **state) {
         const uint64_t step = apply_bp(BUDGET, 500);
         Sim *sim = sim_new(false);
         ramp_to_restart(sim);
-        expect(sim->e.restart_pending && sim->s.memory_max == PAGE_DOWN(BUDGET + step));
+        expect(RESTART(sim)->pending && sim->s.memory_max == PAGE_DOWN(BUDGET + step));
         unsigned mark = sim->n;
         set_ws(sim, BUDGET + step / 4); /* not within half a step of the raised limit */
         sim_run(sim, 3 * SEC, SEC);
@@ -999,7 +1012,7 @@ static void test_stop_raises_again(void **state) {
         const Decision *back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET && sim->s.memory_max == BUDGET);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* The host's bound: 1G reserve, 300M above the first raise. */
         sim = sim_new(false);
@@ -1016,7 +1029,7 @@ static void test_stop_raises_again(void **state) {
         set_ws(sim, sim->s.memory_max - MB);
         sim_run(sim, 3 * SEC, SEC);
         expect(count(sim, T_SET_MAX, mark) == 0);
-        free(sim);
+        sim_free(sim);
 
         /* No room at all above memory.max: the restart goes on, and says so. */
         sim = sim_new(false);
@@ -1026,7 +1039,7 @@ static void test_stop_raises_again(void **state) {
         ramp_to_restart(sim);
         const Decision *r = find(sim, T_RESTART, 0);
         expect(r && strstr(r->reason, "memory.max not raised: no room") && !find(sim, T_SET_MAX, 0));
-        free(sim);
+        sim_free(sim);
 
         /* A raise again that fails: the first raise holds, and is restored after the restart. */
         sim = sim_new(false);
@@ -1039,7 +1052,7 @@ static void test_stop_raises_again(void **state) {
         sim->s.memory_max = first; /* not written */
         sim->s.failed = 1u << ACTION_SET_MAX;
         sim_tick(sim, SEC);
-        expect(sim->e.max_raised && sim->e.max_raised_to == first);
+        expect(sim->e->limits.max_raised && sim->e->limits.max_raised_to == first);
         mark = sim->n;
         sim->s.pid = 200;
         sim->s.uptime = 5 * SEC;
@@ -1047,7 +1060,7 @@ static void test_stop_raises_again(void **state) {
         sim_run(sim, 120 * SEC, SEC);
         back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET && sim->s.memory_max == BUDGET);
-        free(sim);
+        sim_free(sim);
 
         /* The new server process while a raise again is still being written: the restore waits
          * for it (one write of memory.max at a time), then puts memory.max back. */
@@ -1067,9 +1080,9 @@ static void test_stop_raises_again(void **state) {
         sim->s.pending = 0;
         sim_tick(sim, SEC);
         back = find(sim, T_SET_MAX, mark);
-        expect(back && back->value == BUDGET && sim->s.memory_max == BUDGET && !sim->e.max_raised);
+        expect(back && back->value == BUDGET && sim->s.memory_max == BUDGET && !sim->e->limits.max_raised);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* The restore of memory.max decided and not carried out yet: the sample still shows the raised
@@ -1099,7 +1112,7 @@ static void test_budget_while_max_restore_pending(void **state) {
         sim->s.memory_max = BUDGET;
         sim_tick(sim, SEC);
         expect(sim->out.budget == BUDGET);
-        free(sim);
+        sim_free(sim);
 }
 
 /* The resets this tick decided find no session to end (or cannot connect): they fail. */
@@ -1164,13 +1177,13 @@ static void test_restart_when_stalled_at_limit(void **state) {
         expect(er && strstr(er->reason, "stalled at restart.at: PSI full avg10 30% >= throttle.full-guard 20%"));
         expect(r && r > er && strstr(r->reason, "emergency: stalled at restart.at (PSI full)"));
         expect(sim->out.eta == USEC_INFINITY || sim->out.eta > sim->p.emergency_eta);
-        free(sim);
+        sim_free(sim);
 
         sim = sim_new(false);
         stalled_at_limit(sim, 500);
         expect(!find(sim, T_RESTART, 0) && find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0));
         expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
-        free(sim);
+        sim_free(sim);
 }
 
 /* Stalled at restart.at with the emergency reset still out (a server that answers no one is slow
@@ -1193,10 +1206,10 @@ static void test_restart_when_stalled_behind_a_reset(void **state) {
         }
         expect(r && sim->at[r - sim->log] - reset_at >= sim->p.sql_query_timeout &&
                sim->at[r - sim->log] - reset_at < sim->p.sql_query_timeout + 2 * SEC);
-        expect(r && strstr(r->reason, "not waited for longer") && sim->e.act[ACTION_RESET].pending);
+        expect(r && strstr(r->reason, "not waited for longer") && sim->e->act[ACTION_RESET].pending);
         expect(sim->out.eta == USEC_INFINITY || sim->out.eta > sim->p.emergency_eta);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* The server back from the restart stalls at its limit again within restart.cooldown (the storm
@@ -1234,7 +1247,7 @@ static void test_high_out_of_the_way_when_the_restart_is_held(void **state) {
         set_ws(sim, BUDGET / 2);
         sim_run(sim, 600 * SEC, SEC);
         expect(sim->s.memory_high == calm);
-        free(sim);
+        sim_free(sim);
 
         /* Without the stall (PSI full under the guard), memory.high is not given up. */
         sim = sim_new(false);
@@ -1252,7 +1265,7 @@ static void test_high_out_of_the_way_when_the_restart_is_held(void **state) {
                 resets_free_nothing(sim);
         }
         expect(!find_text(sim, T_SET_HIGH, "nothing left to make way to", mark) && sim->s.memory_high != SIZE_UNLIMITED);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A young server (restart.min-uptime holds its restart) growing fast: in the emergency, the reset
@@ -1302,7 +1315,7 @@ static void test_emergency_reset_on_the_new_process(void **state) {
         for (unsigned i = (unsigned) (er - sim->log); i < (unsigned) (again - sim->log); i++)
                 expect(!decision_is_action(&sim->log[i]) || sim->log[i].emergency);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_emergency_reset_at_the_reset_rung(void **state) {
@@ -1361,7 +1374,7 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         expect(ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
         expect(!find(sim, T_RESTART, mark));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* A climb where the emergency reset ends sessions but the server's RSS does not fall
          * around it (its other sessions grow meanwhile: the linear growth of the outcome
@@ -1385,7 +1398,7 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
                 second = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1);
                 expect((second == NULL) == none);
                 check_invariants(sim);
-                free(sim);
+                sim_free(sim);
         }
 
         sim = sim_new(false);
@@ -1393,7 +1406,7 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         climb_into_high(sim, 2 * MB, 1800, false, 0);
         expect(sim->s.memory_high != SIZE_UNLIMITED && sim->s.memory_current + apply_bp(BUDGET, 100) >= sim->s.memory_high);
         expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
-        free(sim);
+        sim_free(sim);
 }
 
 /* A reset at reset.min-memory still running (a server slow to list its sessions, longer than
@@ -1415,7 +1428,7 @@ static void test_emergency_reset_not_behind_the_pool(void **state) {
                         sim_tick(sim, SEC);
                         trims_free(sim, 100 * MB);
                 }
-                expect(find(sim, T_TRIM, 0) && !sim->e.act[ACTION_TRIM].spent);
+                expect(find(sim, T_TRIM, 0) && !sim->e->act[ACTION_TRIM].spent);
                 const Decision *r = find(sim, T_RESET, 0);
                 expect(r && !r->emergency && r->code != ACTION_EMERGENCY_RESET);
                 Decision reset = *r;
@@ -1427,7 +1440,7 @@ static void test_emergency_reset_not_behind_the_pool(void **state) {
                         trims_free(sim, 100 * MB);
                 }
                 /* The ladder is at the top, in the emergency: it waits for the reset. */
-                expect(sim->e.level >= LEVEL_RESTART && sim->out.eta <= sim->p.emergency_eta);
+                expect(sim->e->level >= LEVEL_RESTART && sim->out.eta <= sim->p.emergency_eta);
                 expect(!find(sim, T_POOL, mark) && !find(sim, T_RESTART, mark) && !find(sim, T_RESET, mark) &&
                        !find(sim, T_TRIM, mark));
                 /* It found none at reset.min-memory. */
@@ -1444,7 +1457,7 @@ static void test_emergency_reset_not_behind_the_pool(void **state) {
                 sim_tick(sim, SEC);
                 expect(young ? !find(sim, T_RESTART, mark) : find(sim, T_RESTART, mark) != NULL);
                 check_invariants(sim);
-                free(sim);
+                sim_free(sim);
         }
 }
 
@@ -1468,7 +1481,7 @@ static void test_restart_not_behind_a_reset_past_the_oom(void **state) {
                 }
                 expect(find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0) && !find(sim, T_RESTART, 0));
                 /* The emergency reset is out, and stays out: no result, and the actuator at it. */
-                expect(sim->e.act[ACTION_RESET].pending);
+                expect(sim->e->act[ACTION_RESET].pending);
                 sim->s.pending = 1u << ACTION_RESET;
                 unsigned mark = sim->n, waited_at_restart_at = 0;
                 const Decision *restart = NULL;
@@ -1491,9 +1504,9 @@ static void test_restart_not_behind_a_reset_past_the_oom(void **state) {
                 expect(restart != NULL && sim->out.eta < sim->p.sql_query_timeout && sim->s.memory_current < BUDGET);
                 expect(restart && strstr(restart->reason, "the reset under way not waited for"));
                 expect(!young || waited_at_restart_at > 0);
-                expect(sim->e.act[ACTION_RESET].pending && !find(sim, T_RESET, mark));
+                expect(sim->e->act[ACTION_RESET].pending && !find(sim, T_RESET, mark));
                 check_invariants(sim);
-                free(sim);
+                sim_free(sim);
         }
 }
 
@@ -1538,10 +1551,10 @@ static void test_emergency_reset_after_an_uncollected_reset(void **state) {
         expect(again && sim->at[again - sim->log] - sim->at[er - sim->log] < sim->p.step[LEVEL_RESET].backoff);
         /* The reset at reset.min-memory is still held back by the backoff its failure announced,
          * which the emergency resets' results did not end. */
-        expect(sim->e.act[ACTION_RESET].spent &&
-               sim->e.act[ACTION_RESET].backoff_until >= sim->at[er - sim->log] + sim->p.step[LEVEL_RESET].backoff);
+        expect(sim->e->act[ACTION_RESET].spent &&
+               sim->e->act[ACTION_RESET].backoff_until >= sim->at[er - sim->log] + sim->p.step[LEVEL_RESET].backoff);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* An emergency that flickers (a stall at restart.at whose PSI full dips under the guard for one
@@ -1570,7 +1583,7 @@ static void test_emergency_reset_flickering(void **state) {
         expect(count(sim, T_RESET, 0) >= 2);
         expect(!find_text(sim, T_SET_HIGH, "making way", 0));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* The same, every reset failing (the server's socket refuses memgov): a failed emergency
          * reset is not tried again within reset.backoff, whatever the emergency does; the failure
@@ -1583,7 +1596,7 @@ static void test_emergency_reset_flickering(void **state) {
         const Decision *failed = find(sim, T_EFFECT, (unsigned) (first - sim->log));
         expect(failed && failed->code == EFFECT_FAILED && !strstr(failed->reason, "excepted"));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* A young server climbing into the throttle's memory.high, PSI full under the guard: its
          * emergency reset found nothing; with the restart, memory.high makes way up to
@@ -1596,7 +1609,7 @@ static void test_emergency_reset_flickering(void **state) {
                 climb_into_high(sim, 30 * MB, 300, true, FINDS_NONE);
                 expect(find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
                 expect(!find_text(sim, T_SET_HIGH, "making way", 0) == !restart);
-                free(sim);
+                sim_free(sim);
         }
 }
 
@@ -1630,7 +1643,7 @@ static void test_emergency_reset_dry_run_once(void **state) {
         /* What the working set did is counted as freed; nothing measured it. */
         expect(eff && eff->code == EFFECT_FREED && eff->value >= sim->p.reset_emergency_min_memory);
         expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (er - sim->log) + 1));
-        free(sim);
+        sim_free(sim);
 }
 
 /* A young server rising 60M/s, each action that gives memory back (the trim, the resets, the pool
@@ -1661,7 +1674,7 @@ static void test_own_drops_keep_the_trend(void **state) {
         }
         if (drops < 2 || blind > 0)
                 fail_msg("%u drops of memgov's own; %u ticks after them read as not rising", drops, blind);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_restart_guard_rails(void **state) {
@@ -1681,7 +1694,7 @@ static void test_restart_guard_rails(void **state) {
         sim_run(sim, USEC_PER_DAY, 60 * SEC);
         expect(count(sim, T_RESTART, 0) == 2);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* Minimum uptime. */
         sim = sim_new(true);
@@ -1690,7 +1703,7 @@ static void test_restart_guard_rails(void **state) {
         expect(count(sim, T_RESTART, 0) == 0);
         expect(find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* A young server at restart.at still climbing, the OOM killer minutes away (a server
          * just back from an OOM kill): min-uptime does not hold the graceful restart back... */
@@ -1716,7 +1729,7 @@ static void test_restart_guard_rails(void **state) {
         expect(n_emergency == 1 && first_emergency < (unsigned) (r - sim->log));
         expect(sim->p.reset_emergency_max == 16 && sim->p.reset_emergency_min_memory == 8 * MB);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* With emergency-max-per-step = 0, the restart alone. */
         sim = sim_new(true);
@@ -1731,7 +1744,7 @@ static void test_restart_guard_rails(void **state) {
         for (unsigned i = 0; i < sim->n; i++)
                 expect(sim->log[i].code != ACTION_EMERGENCY_RESET);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
         /* ...while a young server warming up, far below restart.at, is left alone even with a
          * steep rise. */
         sim = sim_new(true);
@@ -1742,17 +1755,17 @@ static void test_restart_guard_rails(void **state) {
         }
         expect(count(sim, T_RESTART, 0) == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* Restarts remembered from before a governor restart count. */
         sim = sim_new(true);
         usec_t earlier = sim->s.wall - 3 * USEC_PER_HOUR;
-        engine_restore_restarts(&sim->e, &earlier, 1);
+        engine_restore_restarts(sim->e, &earlier, 1);
         ramp_to_restart(sim);
         expect(count(sim, T_RESTART, 0) == 0);
         expect(find_code(sim, T_HOLD, HOLD_MAX_PER_DAY, 0));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A database server that listens on nothing yet is starting: its steep rise (caches, recovery)
@@ -1773,7 +1786,7 @@ static void start_ramp(Sim *sim, bool known) {
 static void test_starting_server(void **state) {
         Sim *sim = sim_new(false);
         start_ramp(sim, true);
-        expect(sim->e.level == LEVEL_NORMAL && count(sim, T_LEVEL, 0) == 0);
+        expect(sim->e->level == LEVEL_NORMAL && count(sim, T_LEVEL, 0) == 0);
         expect(count(sim, T_TRIM, 0) == 0 && count(sim, T_RESTART, 0) == 0 && count(sim, T_RESET, 0) == 0 &&
                count(sim, T_POOL, 0) == 0 && count(sim, T_ADMIT, 0) == 0);
         for (unsigned i = 0; i < sim->n; i++)
@@ -1794,18 +1807,18 @@ static void test_starting_server(void **state) {
         expect(!sim->out.trend_valid && sim->out.eta == USEC_INFINITY);
         /* At 97 %, the rungs come back on their thresholds. */
         sim_run(sim, 60 * SEC, SEC);
-        expect(sim->e.level > LEVEL_TRIM);
+        expect(sim->e->level > LEVEL_TRIM);
         expect(find_level(sim, LEVEL_NORMAL, LEVEL_TRIM, LEVEL_UP_AT, mark) &&
                find_level(sim, LEVEL_TRIM, LEVEL_THROTTLE, LEVEL_UP_AT, mark));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* The same rise with nothing known of the server's sockets: the ladder climbs. */
         sim = sim_new(false);
         start_ramp(sim, false);
-        expect(sim->e.level > LEVEL_TRIM);
+        expect(sim->e->level > LEVEL_TRIM);
         expect(!find_code(sim, T_HOLD, HOLD_STARTING, 0));
-        free(sim);
+        sim_free(sim);
 }
 
 /* A new server process, where the signal exists, starts by starting: the first samples of it,
@@ -1816,7 +1829,7 @@ static void test_new_process_starting(void **state) {
         sim->s.accepting = 1;
         set_ws(sim, 3 * GB);
         sim_run(sim, 20 * SEC, SEC);
-        expect(sim->e.level == LEVEL_NORMAL);
+        expect(sim->e->level == LEVEL_NORMAL);
 
         /* pid 555 at 97 %, nothing known of it yet: nothing above normal. */
         unsigned mark = sim->n;
@@ -1826,14 +1839,14 @@ static void test_new_process_starting(void **state) {
         set_ws(sim, 9 * GB + 700 * MB);
         sim_run(sim, 25 * SEC, SEC);
         expect(find_code(sim, T_EVENT, EVENT_RESTART_FOREIGN, mark));
-        expect(sim->e.level == LEVEL_NORMAL && count(sim, T_TRIM, mark) == 0 && count(sim, T_LEVEL, mark) == 0);
+        expect(sim->e->level == LEVEL_NORMAL && count(sim, T_TRIM, mark) == 0 && count(sim, T_LEVEL, mark) == 0);
         expect(find_code(sim, T_HOLD, HOLD_STARTING, mark));
 
         /* Then it says it listens on nothing: still starting, the hold not said twice. */
         sim->s.has |= SAMPLE_HAS_ACCEPTING;
         sim->s.accepting = 0;
         sim_run(sim, 30 * SEC, SEC);
-        expect(sim->e.level == LEVEL_NORMAL && count(sim, T_LEVEL, mark) == 0);
+        expect(sim->e->level == LEVEL_NORMAL && count(sim, T_LEVEL, mark) == 0);
         unsigned holds = 0;
         for (unsigned i = mark; i < sim->n; i++)
                 holds += decision_class(&sim->log[i]) == T_HOLD && sim->log[i].code == HOLD_STARTING;
@@ -1841,8 +1854,8 @@ static void test_new_process_starting(void **state) {
         sim->s.accepting = 1;
         sim_run(sim, 60 * SEC, SEC);
         expect(find_code(sim, T_EVENT, EVENT_SERVER_READY, mark));
-        expect(sim->e.level > LEVEL_TRIM);
-        free(sim);
+        expect(sim->e->level > LEVEL_TRIM);
+        sim_free(sim);
 
         /* A new process on which the signal never has a word: the ladder waits 30 s, no longer. */
         sim = sim_new(false);
@@ -1856,11 +1869,11 @@ static void test_new_process_starting(void **state) {
         sim->s.has &= ~SAMPLE_HAS_ACCEPTING;
         set_ws(sim, 9 * GB + 700 * MB);
         sim_run(sim, 20 * SEC, SEC);
-        expect(sim->e.level == LEVEL_NORMAL);
+        expect(sim->e->level == LEVEL_NORMAL);
         sim_run(sim, 60 * SEC, SEC);
-        expect(sim->e.level > LEVEL_TRIM && !find_code(sim, T_EVENT, EVENT_SERVER_READY, mark));
+        expect(sim->e->level > LEVEL_TRIM && !find_code(sim, T_EVENT, EVENT_SERVER_READY, mark));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* Where the signal never existed, a new process is not held at all. */
         sim = sim_new(false);
@@ -1870,8 +1883,8 @@ static void test_new_process_starting(void **state) {
         sim->s.uptime = SEC;
         set_ws(sim, 9 * GB + 700 * MB);
         sim_run(sim, 20 * SEC, SEC);
-        expect(sim->e.level > LEVEL_NORMAL && !find_code(sim, T_HOLD, HOLD_STARTING, 0));
-        free(sim);
+        expect(sim->e->level > LEVEL_NORMAL && !find_code(sim, T_HOLD, HOLD_STARTING, 0));
+        sim_free(sim);
 }
 
 static void test_restart_windows_and_emergency(void **state) {
@@ -1895,7 +1908,7 @@ static void test_restart_windows_and_emergency(void **state) {
         const Decision *r = find(sim, T_RESTART, 0);
         expect(r && r->emergency && strstr(r->reason, "emergency: outside the windows"));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_reset_recheck_and_params(void **state) {
@@ -1914,10 +1927,10 @@ static void test_reset_recheck_and_params(void **state) {
         unsigned mark = sim->n;
         set_ws(sim, 9 * GB); /* 90 % */
         sim_run(sim, 10 * 60 * SEC, 5 * SEC);
-        expect(sim->e.level == LEVEL_RESET);
+        expect(sim->e->level == LEVEL_RESET);
         expect(count(sim, T_RESET, mark) == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_failures(void **state) {
@@ -1930,14 +1943,14 @@ static void test_failures(void **state) {
         sim_tick(sim, SEC);
         const Decision *e = find_code(sim, T_EFFECT, EFFECT_FAILED, 0);
         expect(e && e->action == ACTION_TRIM);
-        expect(sim->e.act[ACTION_TRIM].spent);
+        expect(sim->e->act[ACTION_TRIM].spent);
         /* The backoff (1h) outlasts the cooldown (10m): it is what "next in" shows. */
-        expect(engine_action_ready_at(&sim->e, &sim->p, ACTION_TRIM) == sim->now + 60 * 60 * SEC);
+        expect(engine_action_ready_at(sim->e, &sim->p, ACTION_TRIM) == sim->now + 60 * 60 * SEC);
         /* No measurement of an action that failed. */
         sim_run(sim, 60 * SEC, SEC);
         expect(!find_code(sim, T_EFFECT, EFFECT_FREED, 0));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_oom_kill_event(void **state) {
@@ -1949,7 +1962,7 @@ static void test_oom_kill_event(void **state) {
         const Decision *e = find(sim, T_EVENT, 0);
         expect(e && e->code == EVENT_OOM_KILL && e->oom_kill);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_server_restart_not_by_us(void **state) {
@@ -1961,7 +1974,7 @@ static void test_server_restart_not_by_us(void **state) {
         const Decision *e = find_code(sim, T_EVENT, EVENT_RESTART_FOREIGN, 0);
         expect(e && !e->oom_kill);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_no_cgroup(void **state) {
@@ -1976,7 +1989,7 @@ static void test_no_cgroup(void **state) {
         /* Throttle is skipped: trim, then reset on its own threshold. */
         expect(find_level(sim, LEVEL_TRIM, LEVEL_RESET, LEVEL_UP_AT, 0));
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_no_budget(void **state) {
@@ -1994,7 +2007,7 @@ static void test_no_budget(void **state) {
         expect(sim->out.budget == 6 * GB);
         expect(find(sim, T_TRIM, 0)); /* 5G of 6G = 83 % */
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_deterministic(void **state) {
@@ -2010,40 +2023,40 @@ static void test_deterministic(void **state) {
         assert_true(a->n > 5);
         for (unsigned i = 0; i < a->n; i++)
                 assert_string_equal(a->log[i].reason, b->log[i].reason);
-        free(a);
-        free(b);
+        sim_free(a);
+        sim_free(b);
 }
 
 static void test_reload_disables_level(void **state) {
         Sim *sim = sim_new(true);
         set_ws(sim, 9 * GB + 300 * MB);
         sim_run(sim, 120 * SEC, SEC);
-        expect(sim->e.level == LEVEL_RESET);
+        expect(sim->e->level == LEVEL_RESET);
         Policy old = sim->p;
         sim->p.step[LEVEL_RESET].enabled = false;
         sim->p.step[LEVEL_RESTART].enabled = false;
-        engine_set_policy(&sim->e, &old, &sim->p);
-        expect(sim->e.level == LEVEL_THROTTLE);
+        engine_set_policy(sim->e, &old, &sim->p);
+        expect(sim->e->level == LEVEL_THROTTLE);
         unsigned mark = sim->n;
         sim_run(sim, 120 * SEC, SEC);
         expect(count(sim, T_RESET, mark) == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 static void test_live_restart_timeout(void **state) {
         Sim *sim = sim_new(false);
         ramp_to_restart(sim);
-        expect(sim->e.restart_pending);
+        expect(RESTART(sim)->pending);
         unsigned mark = sim->n;
         /* No new process within stop-timeout (15m): said once, memory.max restored. */
         sim_run(sim, 16 * 60 * SEC, 10 * SEC);
         expect(find_code(sim, T_EVENT, EVENT_RESTART_TIMEOUT, mark));
         const Decision *m = find(sim, T_SET_MAX, mark);
         expect(m && m->value == BUDGET);
-        expect(!sim->e.restart_pending);
+        expect(!RESTART(sim)->pending);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* The trend at every sample spacing, from a 1 s fast interval to an RSS log every 15 minutes,
@@ -2075,7 +2088,7 @@ static void test_trend_at_every_spacing(void **state) {
                         fail_msg("spacing %llus: trend known after %llus (expected by %llus), %.0f M/h",
                                  (unsigned long long) (cases[c].spacing / SEC), (unsigned long long) (known / SEC),
                                  (unsigned long long) (cases[c].known_by / SEC), slope / (double) MB);
-                free(sim);
+                sim_free(sim);
         }
 
         /* Hourly samples: too sparse even stretched; the context says which key to change. */
@@ -2088,7 +2101,7 @@ static void test_trend_at_every_spacing(void **state) {
         set_ws(sim, 8 * GB); /* 80 %: a trim, whose reason carries the context */
         sim_tick(sim, 3600 * SEC);
         expect(find_text(sim, T_TRIM, "samples too sparse for trend.window 30m (set it to 5h or more)", 0));
-        free(sim);
+        sim_free(sim);
 }
 
 /* A fast event has an ETA before the window's trend exists, believed only four times as far ahead
@@ -2104,7 +2117,7 @@ static void test_trend_short_scale(void **state) {
                         first_eta = (usec_t) i * SEC;
         }
         expect(first_eta > 0 && first_eta <= 20 * SEC);
-        free(sim);
+        sim_free(sim);
 
         /* +1G a minute from 3G: the OOM 7 minutes away is not believed from a rise seen for
          * seconds; the first ETA believed is at most 4 minutes ahead, and it comes while the
@@ -2122,7 +2135,7 @@ static void test_trend_short_scale(void **state) {
                         expect(sim->out.trend_valid && sim->out.slope > 0);
         }
         expect(first_eta > 60 * SEC && eta <= 4 * USEC_PER_MINUTE && sim->s.memory_current < apply_bp(BUDGET, 7500));
-        free(sim);
+        sim_free(sim);
 
         /* A step: a buffer pool allocated at once, then flat. Never a rise, never an ETA. */
         sim = sim_new(true);
@@ -2133,7 +2146,7 @@ static void test_trend_short_scale(void **state) {
                 sim_tick(sim, SEC);
                 expect(sim->out.eta == USEC_INFINITY);
         }
-        free(sim);
+        sim_free(sim);
 }
 
 
@@ -2167,7 +2180,7 @@ static void test_admit_on_rising_connections(void **state) {
         expect(d->admit.connections >= 20 + 20);
         expect(find_level(sim, LEVEL_THROTTLE, LEVEL_ADMIT, _DECISION_CODE_MAX, 0));
         expect(!find(sim, T_RESET, 0));
-        expect(sim->e.admit_lowered);
+        expect(ADMIT(sim)->lowered);
         /* memory.max raised by admit.max-raise (5 %) in the same tick, for admit.raise-for. */
         const Decision *m = find(sim, T_SET_MAX, 0);
         expect(m && m->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)) && m->old_value == BUDGET);
@@ -2182,7 +2195,7 @@ static void test_admit_on_rising_connections(void **state) {
         const Decision *back = find(sim, T_SET_MAX, mark);
         expect(back && back->value == BUDGET && back->budget == BUDGET);
         expect(sim->s.memory_max == BUDGET);
-        expect(sim->e.level == LEVEL_ADMIT);
+        expect(sim->e->level == LEVEL_ADMIT);
 
         /* Calm: max_connections put back once below throttle for admit.restore-after, not before
          * (the trim spent and the trend still rising after the fall keep the ladder at throttle a
@@ -2192,7 +2205,7 @@ static void test_admit_on_rising_connections(void **state) {
         usec_t calm = 0;
         for (unsigned t = 0; t < 3600 && !find(sim, T_ADMIT, mark); t++) {
                 sim_tick(sim, SEC);
-                if (sim->e.level >= LEVEL_THROTTLE)
+                if (sim->e->level >= LEVEL_THROTTLE)
                         calm = 0;
                 else if (!calm)
                         calm = sim->now;
@@ -2202,9 +2215,9 @@ static void test_admit_on_rising_connections(void **state) {
         usec_t restored = last_at(sim, T_ADMIT);
         expect(restored - calm >= sim->p.admit_restore_after && restored - calm < sim->p.admit_restore_after + 2 * SEC);
         expect(restored - lowered >= sim->p.admit_restore_after);
-        expect(!sim->e.admit_lowered && count(sim, T_ADMIT, mark) == 1);
+        expect(!ADMIT(sim)->lowered && count(sim, T_ADMIT, mark) == 1);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A ramp of clients: from 3 connections at 3.6G to 127, the working set rising fast, then slowly.
@@ -2256,7 +2269,7 @@ static void test_admit_fit(void **state) {
                         expect(d->admit.fit == 0 && d->admit.headroom == 10 && !strstr(d->reason, "fit"));
                 }
                 check_invariants(sim);
-                free(sim);
+                sim_free(sim);
         }
 }
 
@@ -2264,26 +2277,26 @@ static void test_admit_fit(void **state) {
 static void test_admit_restore_hysteresis(void **state) {
         Sim *sim = sim_new(false);
         storm(sim, 20, 1);
-        expect(sim->e.admit_lowered);
+        expect(ADMIT(sim)->lowered);
         unsigned mark = sim->n;
         unsigned calm_spells = 0;
         for (unsigned i = 0; i < 3; i++) {
                 /* down until calm, calm for 8 minutes (under admit.restore-after 10m), back up */
                 set_ws(sim, 6 * GB);
-                for (unsigned t = 0; t < 3600 && sim->e.level >= LEVEL_THROTTLE; t++)
+                for (unsigned t = 0; t < 3600 && sim->e->level >= LEVEL_THROTTLE; t++)
                         sim_tick(sim, SEC);
-                calm_spells += sim->e.level < LEVEL_THROTTLE;
+                calm_spells += sim->e->level < LEVEL_THROTTLE;
                 sim_run(sim, 8 * 60 * SEC, SEC);
                 set_ws(sim, 9 * GB); /* back to throttle */
-                for (unsigned t = 0; t < 600 && sim->e.level < LEVEL_THROTTLE; t++)
+                for (unsigned t = 0; t < 600 && sim->e->level < LEVEL_THROTTLE; t++)
                         sim_tick(sim, SEC);
-                expect(sim->e.level >= LEVEL_THROTTLE);
+                expect(sim->e->level >= LEVEL_THROTTLE);
         }
         expect(calm_spells == 3);
         expect(count(sim, T_ADMIT, mark) == 0);
-        expect(sim->e.admit_lowered);
+        expect(ADMIT(sim)->lowered);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* The same growth with a flat connection count: admission would not help, the ladder goes from
@@ -2305,7 +2318,7 @@ static void test_admit_not_with_flat_connections(void **state) {
                 expect(find_level(sim, LEVEL_THROTTLE, LEVEL_RESET, _DECISION_CODE_MAX, 0));
                 expect(find(sim, T_RESET, 0));
                 check_invariants(sim);
-                free(sim);
+                sim_free(sim);
         }
 }
 
@@ -2314,12 +2327,12 @@ static void test_admit_rise_share(void **state) {
         Sim *sim = sim_new(false);
         storm(sim, 2000, 1); /* +400 in 400 s, 20 % of 2000 */
         expect(count(sim, T_ADMIT, 0) == 0);
-        free(sim);
+        sim_free(sim);
         sim = sim_new(false);
         sim->p.admit_min_rise_share = 1000; /* 10 % */
         storm(sim, 2000, 1);
         expect(count(sim, T_ADMIT, 0) == 1);
-        free(sim);
+        sim_free(sim);
 }
 
 /* The raise never goes past host RAM minus budget.host-reserve; none without room, none with
@@ -2333,14 +2346,14 @@ static void test_admit_max_raise_bounded(void **state) {
         expect(find(sim, T_ADMIT, 0));
         const Decision *m = find(sim, T_SET_MAX, 0);
         expect(m && m->value == PAGE_DOWN(BUDGET + 100 * MB) && strstr(m->reason, "host-reserve"));
-        free(sim);
+        sim_free(sim);
 
         sim = sim_new(false);
         sim->s.has |= SAMPLE_HAS_HOST;
         sim->s.host_total = BUDGET + 200 * MB; /* less than the reserve (auto: 1G) above memory.max */
         storm(sim, 20, 1);
         expect(find(sim, T_ADMIT, 0) && !find(sim, T_SET_MAX, 0));
-        free(sim);
+        sim_free(sim);
 
         /* A small host keeps an eighth of its RAM (auto), not 1G: a 768M host with no memory.max
          * has a budget of 672M (it had none under a fixed 1G). */
@@ -2352,13 +2365,13 @@ static void test_admit_max_raise_bounded(void **state) {
         set_ws(sim, 100 * MB);
         sim_tick(sim, SEC);
         expect(sim->out.budget == 672 * MB);
-        free(sim);
+        sim_free(sim);
 
         sim = sim_new(false);
         sim->p.admit_max_raise = 0;
         storm(sim, 20, 1);
         expect(find(sim, T_ADMIT, 0) && !find(sim, T_SET_MAX, 0));
-        free(sim);
+        sim_free(sim);
 }
 
 /* A restart decided while admission's raise is being put back (the write not landed, the sample
@@ -2395,9 +2408,9 @@ static void test_restart_raise_beside_a_restore_in_flight(void **state) {
         const Decision *r = find(sim, T_RESTART, mark);
         const Decision *raise = find(sim, T_SET_MAX, mark);
         expect(r && raise && raise->old_value == BUDGET && raise->value == PAGE_DOWN(BUDGET + apply_bp(BUDGET, 500)));
-        expect(sim->e.max_original == BUDGET);
+        expect(sim->e->limits.max_original == BUDGET);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* The restore fails instead: admission's raise stays and serves the restart, which raises
          * nothing more and puts memory.max back once the server is back. */
@@ -2416,9 +2429,9 @@ static void test_restart_raise_beside_a_restore_in_flight(void **state) {
         sim_tick(sim, SEC);
         for (unsigned t = 0; t < 5 && !find(sim, T_RESTART, mark); t++)
                 sim_tick(sim, SEC);
-        expect(find(sim, T_RESTART, mark) && !find(sim, T_SET_MAX, mark) && sim->e.max_raised &&
-               sim->e.max_original == BUDGET && sim->s.memory_max == admit_raised);
-        free(sim);
+        expect(find(sim, T_RESTART, mark) && !find(sim, T_SET_MAX, mark) && sim->e->limits.max_raised &&
+               sim->e->limits.max_original == BUDGET && sim->s.memory_max == admit_raised);
+        sim_free(sim);
 }
 
 /* A dry run decides the same (the actuator only says "would"), assumes nothing was written, and
@@ -2429,16 +2442,16 @@ static void test_admit_dry_run(void **state) {
         storm(sim, 20, 1);
         expect(find(sim, T_ADMIT, 0) && find(sim, T_SET_MAX, 0));
         expect(sim->s.memory_max == BUDGET);
-        expect(engine_leave(&sim->e, "memgov stops", d, 3) == 0);
-        free(sim);
+        expect(engine_leave(sim->e, "memgov stops", d, 3) == 0);
+        sim_free(sim);
 
         /* Live: memgov stopping puts memory.max and max_connections back. */
         sim = sim_new(false);
         storm(sim, 20, 1);
-        unsigned n = engine_leave(&sim->e, "memgov stops", d, 3);
+        unsigned n = engine_leave(sim->e, "memgov stops", d, 3);
         expect(n == 3 && decision_class(&d[1]) == T_SET_MAX && d[1].value == BUDGET &&
                decision_class(&d[2]) == T_ADMIT && d[2].admit.restore);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A lowering that failed (the account lacks the privilege): not again before its backoff, and
@@ -2447,7 +2460,7 @@ static void test_admit_dry_run(void **state) {
 static void test_admit_failure_and_new_server(void **state) {
         Sim *sim = sim_new(false);
         storm(sim, 20, 1);
-        expect(sim->e.admit_lowered);
+        expect(ADMIT(sim)->lowered);
         action_feedback_fail(&sim->fb, ACTION_ADMIT);
         unsigned mark = sim->n;
         for (unsigned t = 0; t < 200; t++) {
@@ -2457,25 +2470,25 @@ static void test_admit_failure_and_new_server(void **state) {
         }
         const Decision *f = find_code(sim, T_EFFECT, EFFECT_FAILED, mark);
         expect(f && f->action == ACTION_ADMIT);
-        expect(!sim->e.admit_lowered && count(sim, T_ADMIT, mark) == 0);
+        expect(!ADMIT(sim)->lowered && count(sim, T_ADMIT, mark) == 0);
         expect(find(sim, T_RESET, mark));
-        free(sim);
+        sim_free(sim);
 
         /* A storm against a new server process, admission not in place on the one before (its
          * max_connections put back): admission lowers the new one again, within admit.cooldown
          * of the lowering on the old process. */
         sim = sim_new(false);
         storm(sim, 20, 1);
-        expect(sim->e.admit_lowered);
+        expect(ADMIT(sim)->lowered);
         usec_t lowered = last_at(sim, T_ADMIT);
-        sim->e.admit_lowered = sim->e.admit_tried = false; /* as a restore leaves them */
+        ADMIT(sim)->lowered = ADMIT(sim)->tried = false; /* as a restore leaves them */
         sim->s.pid = 200;
         sim->s.uptime = SEC;
         sim->s.connections = 5;
         set_ws(sim, STORM_WS);
         mark = sim->n;
         sim_tick(sim, SEC);
-        expect(!sim->e.admit_lowered && count(sim, T_ADMIT, mark) == 0);
+        expect(!ADMIT(sim)->lowered && count(sim, T_ADMIT, mark) == 0);
         for (unsigned t = 0; t < 60 && !find(sim, T_ADMIT, mark); t++) {
                 set_ws(sim, STORM_WS + (uint64_t) t * 2 * MB);
                 sim->s.connections = 5 + 2 * t;
@@ -2484,8 +2497,8 @@ static void test_admit_failure_and_new_server(void **state) {
         const Decision *again = find(sim, T_ADMIT, mark);
         expect(again && !again->admit.restore && !again->admit.carried &&
                sim->at[again - sim->log] - lowered < sim->p.step[LEVEL_ADMIT].cooldown);
-        expect(sim->e.admit_lowered);
-        free(sim);
+        expect(ADMIT(sim)->lowered);
+        sim_free(sim);
 }
 
 /* Admission in place when the server process goes (a graceful restart, an OOM kill) is carried to
@@ -2501,7 +2514,7 @@ static void test_admit_carried_failure_tried_again(void **state) {
         sim->s.has |= SAMPLE_HAS_ACCEPTING;
         sim->s.accepting = 1;
         storm(sim, 20, 1);
-        expect(sim->e.admit_lowered);
+        expect(ADMIT(sim)->lowered);
         sim->s.pid = 300;
         sim->s.uptime = SEC;
         sim->s.connections = 2;
@@ -2524,7 +2537,7 @@ static void test_admit_carried_failure_tried_again(void **state) {
                         expect(again && again->admit.carried && again->admit.connections == 20);
                 } else {
                         expect(f && f->code == EFFECT_FAILED && strstr(f->reason, "not tried again for"));
-                        expect(count(sim, T_ADMIT, mark) == 0 && !sim->e.admit_lowered);
+                        expect(count(sim, T_ADMIT, mark) == 0 && !ADMIT(sim)->lowered);
                 }
         }
         mark = sim->n;
@@ -2532,7 +2545,7 @@ static void test_admit_carried_failure_tried_again(void **state) {
         sim_run(sim, 20 * SEC, SEC);
         expect(count(sim, T_ADMIT, mark) == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 /* A lowering that failed on the old process (the swamped server dropped its query) is carried
@@ -2544,10 +2557,10 @@ static void test_admit_failed_lowering_carried(void **state) {
                 sim->s.has |= SAMPLE_HAS_ACCEPTING;
                 sim->s.accepting = 1;
                 storm(sim, 20, 1);
-                expect(find(sim, T_ADMIT, 0) && sim->e.admit_lowered);
+                expect(find(sim, T_ADMIT, 0) && ADMIT(sim)->lowered);
                 sim->s.failed = 1u << ACTION_ADMIT;
                 sim_tick(sim, SEC);
-                expect(!sim->e.admit_lowered && find_code(sim, T_EFFECT, EFFECT_FAILED, 0));
+                expect(!ADMIT(sim)->lowered && find_code(sim, T_EFFECT, EFFECT_FAILED, 0));
                 if (calm) {
                         set_ws(sim, 2 * GB);
                         sim_run(sim, sim->p.admit_restore_after + 120 * SEC, SEC);
@@ -2562,11 +2575,11 @@ static void test_admit_failed_lowering_carried(void **state) {
                 sim_tick(sim, SEC);
                 const Decision *d = find(sim, T_ADMIT, mark);
                 if (calm)
-                        expect(!d && !sim->e.admit_carry);
+                        expect(!d && !ADMIT(sim)->carry);
                 else
                         expect(d && d->admit.carried && d->admit.connections == 20);
                 check_invariants(sim);
-                free(sim);
+                sim_free(sim);
         }
 }
 
@@ -2576,7 +2589,7 @@ static void test_admit_carried_to_new_server(void **state) {
         sim->s.accepting = 1;
         storm(sim, 20, 1);
         const Decision *first = find(sim, T_ADMIT, 0);
-        expect(first && !first->admit.carried && sim->e.admit_lowered);
+        expect(first && !first->admit.carried && ADMIT(sim)->lowered);
 
         /* The new process: starting (listening on nothing yet), small. Nothing yet. */
         unsigned mark = sim->n;
@@ -2586,7 +2599,7 @@ static void test_admit_carried_to_new_server(void **state) {
         sim->s.connections = 2;
         set_ws(sim, 2 * GB);
         sim_run(sim, 10 * SEC, SEC);
-        expect(count(sim, T_ADMIT, mark) == 0 && !sim->e.admit_lowered);
+        expect(count(sim, T_ADMIT, mark) == 0 && !ADMIT(sim)->lowered);
         expect(sim->out.next_sample == sim->p.fast_interval);
 
         /* It takes clients: a sample without the count, then the application's clients back
@@ -2597,7 +2610,7 @@ static void test_admit_carried_to_new_server(void **state) {
         sim->s.has |= SAMPLE_HAS_CONNECTIONS;
         sim->s.connections = 12;
         sim_tick(sim, SEC);
-        expect(count(sim, T_ADMIT, mark) == 0 && sim->e.admit_carry);
+        expect(count(sim, T_ADMIT, mark) == 0 && ADMIT(sim)->carry);
         /* The storm's clients are back: lowered in that tick, to the 20 before the storm, not
          * to the 60 connected now. */
         sim->s.connections = 60;
@@ -2606,7 +2619,7 @@ static void test_admit_carried_to_new_server(void **state) {
         expect(d && !d->admit.restore && d->admit.carried && d->admit.connections == 20 && d->admit.headroom == 10 &&
                d->admit.floor == 10);
         expect(d->working_set < apply_bp(BUDGET, sim->p.step[LEVEL_TRIM].at));
-        expect(sim->e.admit_lowered && !sim->e.admit_carry);
+        expect(ADMIT(sim)->lowered && !ADMIT(sim)->carry);
         /* No memory.max raise for it: the new process is far from its limit. */
         const Decision *raise = find(sim, T_SET_MAX, mark);
         expect(!raise || raise->value == BUDGET);
@@ -2620,12 +2633,12 @@ static void test_admit_carried_to_new_server(void **state) {
         expect(count(sim, T_ADMIT, after) == 0);
         /* Watched closely (sampling.fast-interval) for a minute after it took clients, at 20%
          * of the budget and the ladder down to normal; then at sampling.interval again. */
-        expect(sim->out.next_sample == sim->p.fast_interval && sim->e.level == LEVEL_NORMAL);
+        expect(sim->out.next_sample == sim->p.fast_interval && sim->e->level == LEVEL_NORMAL);
         sim_run(sim, 20 * SEC, SEC);
-        expect(sim->out.next_sample == sim->p.interval && sim->e.level == LEVEL_NORMAL);
+        expect(sim->out.next_sample == sim->p.interval && sim->e->level == LEVEL_NORMAL);
         sim_run(sim, sim->p.admit_restore_after + 60 * SEC, SEC);
         const Decision *r = find(sim, T_ADMIT, after);
-        expect(r && r->admit.restore && !sim->e.admit_lowered);
+        expect(r && r->admit.restore && !ADMIT(sim)->lowered);
 
         /* The next process: admission no longer in place, nothing carried. */
         mark = sim->n;
@@ -2634,7 +2647,7 @@ static void test_admit_carried_to_new_server(void **state) {
         sim_run(sim, 20 * SEC, SEC);
         expect(count(sim, T_ADMIT, mark) == 0);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 
         /* The storm over when the new process takes clients: only the application's come back,
          * nothing is lowered, and a rise after admit.rise-window (the day's traffic) is not
@@ -2643,7 +2656,7 @@ static void test_admit_carried_to_new_server(void **state) {
         sim->s.has |= SAMPLE_HAS_ACCEPTING;
         sim->s.accepting = 1;
         storm(sim, 20, 1);
-        expect(sim->e.admit_lowered);
+        expect(ADMIT(sim)->lowered);
         mark = sim->n;
         sim->s.pid = 303;
         sim->s.uptime = SEC;
@@ -2654,19 +2667,19 @@ static void test_admit_carried_to_new_server(void **state) {
         sim->s.accepting = 1;
         sim->s.connections = 15;
         sim_run(sim, sim->p.admit_rise_window + 10 * SEC, SEC);
-        expect(count(sim, T_ADMIT, mark) == 0 && !sim->e.admit_carry);
+        expect(count(sim, T_ADMIT, mark) == 0 && !ADMIT(sim)->carry);
         sim->s.connections = 60;
         sim_run(sim, 10 * SEC, SEC);
         expect(count(sim, T_ADMIT, mark) == 0);
-        free(sim);
+        sim_free(sim);
 
         /* Admission disabled by a policy reload before the new process: nothing carried. */
         sim = sim_new(false);
         storm(sim, 20, 1);
-        expect(sim->e.admit_lowered);
+        expect(ADMIT(sim)->lowered);
         Policy old = sim->p;
         sim->p.step[LEVEL_ADMIT].enabled = false;
-        engine_set_policy(&sim->e, &old, &sim->p);
+        engine_set_policy(sim->e, &old, &sim->p);
         mark = sim->n;
         sim->s.pid = 302;
         sim->s.uptime = SEC;
@@ -2674,8 +2687,8 @@ static void test_admit_carried_to_new_server(void **state) {
         sim_run(sim, 20 * SEC, SEC);
         for (unsigned i = mark; i < sim->n; i++)
                 expect(!(decision_class(&sim->log[i]) == T_ADMIT && sim->log[i].admit.carried));
-        expect(!sim->e.admit_carry);
-        free(sim);
+        expect(!ADMIT(sim)->carry);
+        sim_free(sim);
 }
 
 /* A young server rising until the reset rung's reset (at reset.min-memory) is decided. */
@@ -2699,13 +2712,13 @@ static void test_failure_against_the_old_process(void **state) {
         for (int late = 0; late < 2; late++) {
                 Sim *sim = young_server_to_reset();
                 const Decision *r = find(sim, T_RESET, 0);
-                expect(r && sim->e.act[ACTION_TRIM].spent);
+                expect(r && sim->e->act[ACTION_TRIM].spent);
                 Decision reset = *r;
                 ActionResult res = { .error = -ECONNRESET };
                 if (!late)
                         action_feedback_add(&sim->fb, &reset, &res);
                 sim_tick(sim, SEC);
-                expect(late || (sim->e.act[ACTION_RESET].spent && sim->e.act[ACTION_RESET].failed));
+                expect(late || (sim->e->act[ACTION_RESET].spent && sim->e->act[ACTION_RESET].failed));
 
                 unsigned mark = sim->n;
                 sim->s.pid = 200;
@@ -2721,8 +2734,8 @@ static void test_failure_against_the_old_process(void **state) {
                                strstr(gone->reason, "reset failed against the server process that is gone"));
                         expect(!find_code(sim, T_EFFECT, EFFECT_FAILED, mark));
                 }
-                expect(!sim->e.act[ACTION_RESET].spent && !sim->e.act[ACTION_RESET].pending);
-                expect(sim->e.act[ACTION_TRIM].spent);
+                expect(!sim->e->act[ACTION_RESET].spent && !sim->e->act[ACTION_RESET].pending);
+                expect(sim->e->act[ACTION_TRIM].spent);
 
                 /* The new server climbs as the old one did: its reset comes within the backoff
                  * the failure would have set, and no trim within the trim's. */
@@ -2737,7 +2750,7 @@ static void test_failure_against_the_old_process(void **state) {
                 expect(again && sim->at[again - sim->log] - failed_at < sim->p.step[LEVEL_RESET].backoff);
                 expect(!find(sim, T_TRIM, mark));
                 check_invariants(sim);
-                free(sim);
+                sim_free(sim);
         }
 }
 
@@ -2748,7 +2761,7 @@ static void test_success_against_the_old_process(void **state) {
         Sim *sim = young_server_to_reset();
         const Decision *r = find(sim, T_RESET, 0);
         if (!r) {
-                free(sim);
+                sim_free(sim);
                 fail_msg("no reset decided");
                 return;
         }
@@ -2759,7 +2772,7 @@ static void test_success_against_the_old_process(void **state) {
         sim->s.uptime = 5 * SEC;
         set_ws(sim, 2 * GB);
         sim_tick(sim, SEC);
-        expect(find_code(sim, T_EVENT, EVENT_RESTART_FOREIGN, mark) && sim->e.act[ACTION_RESET].pending);
+        expect(find_code(sim, T_EVENT, EVENT_RESTART_FOREIGN, mark) && sim->e->act[ACTION_RESET].pending);
         sim->s.pending = 0;
         ActionResult res = { .error = 0, .has_freed = true, .freed = 9 * GB };
         action_feedback_add(&sim->fb, &reset, &res);
@@ -2767,10 +2780,10 @@ static void test_success_against_the_old_process(void **state) {
         const Decision *gone = find_code(sim, T_EFFECT, EFFECT_DONE_GONE, mark);
         expect(gone && gone->action == ACTION_RESET);
         expect(!find_code(sim, T_EFFECT, EFFECT_FREED, mark) && !find_code(sim, T_EFFECT, EFFECT_TOO_LITTLE, mark));
-        expect(!sim->e.act[ACTION_RESET].pending && !sim->e.act[ACTION_RESET].spent &&
-               !sim->e.act[ACTION_RESET].gain_measured);
+        expect(!sim->e->act[ACTION_RESET].pending && !sim->e->act[ACTION_RESET].spent &&
+               !sim->e->act[ACTION_RESET].gain_measured);
         check_invariants(sim);
-        free(sim);
+        sim_free(sim);
 }
 
 int main(void) {
