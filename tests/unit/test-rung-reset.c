@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The reset rung and its emergency reset (src/core/rung-reset.c). */
+#include "engine-sim.h"
+
+/* The emergency reset is once an emergency and not within reset.cooldown of the last: of the
+ * sessions of one server process. The storm's sessions back on the new server, in the emergency
+ * that ran on across the restart, are ended in their turn. */
+static void test_emergency_reset_on_the_new_process(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        climb_into_high(sim, 30 * MB, 600, true, FINDS_NONE);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        const Decision *r = find(sim, T_RESTART, 0);
+        expect(er && r && er < r);
+        usec_t er_at = sim->at[er - sim->log];
+
+        unsigned mark = sim->n;
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 5 * GB);
+        sim_tick(sim, SEC);
+        expect(find_code(sim, T_EVENT, EVENT_RESTART_DONE, mark));
+        for (unsigned i = 0; i < 120 && !find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark); i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 30 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                resets_free(sim, 100 * MB);
+        }
+        const Decision *again = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+        /* In the emergency that began on the old process, within the backoff of its reset's
+         * failure. */
+        expect(again && sim->at[again - sim->log] - er_at < sim->p.step[LEVEL_RESET].backoff);
+        for (unsigned i = (unsigned) (er - sim->log); i < (unsigned) (again - sim->log); i++)
+                expect(!decision_is_action(&sim->log[i]) || sim->log[i].emergency);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
+static void test_emergency_reset_at_the_reset_rung(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        unsigned at = climb_into_high(sim, 30 * MB, 600, false, 100 * MB);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m"));
+        expect(er->emergency && er->reset.max == sim->p.reset_emergency_max &&
+               er->reset.min_memory == sim->p.reset_emergency_min_memory);
+        /* The first reset of the emergency, and nothing above the reset rung before it. */
+        expect(find(sim, T_RESET, 0) == er);
+        expect(!find(sim, T_POOL, 0) && !find(sim, T_RESTART, 0));
+        /* Well below restart.at, and not pressing on memory.high yet. */
+        expect(at < sim->p.step[LEVEL_RESTART].at);
+        expect(sim->s.memory_current + apply_bp(BUDGET, sim->p.throttle_margin) / 2 < sim->s.memory_high);
+
+        /* It freed 100M; the server climbs on. After reset.cooldown, the restart held back by
+         * min-uptime, it comes again; that one finds no session, and there is no third:
+         * memory.high makes way, and at restart.at, in the emergency, the restart min-uptime
+         * would hold. */
+        unsigned mark = sim->n;
+        at = climb_into_high(sim, 30 * MB, 600, true, FINDS_NONE);
+        const Decision *again = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+        expect(again && strstr(again->reason, "; the restart held back"));
+        expect(sim->at[again - sim->log] - sim->at[er - sim->log] >= sim->p.step[LEVEL_RESET].cooldown);
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (again - sim->log) + 1));
+        const Decision *h = find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0);
+        expect(h && h <= again);
+        const Decision *way = find_text(sim, T_SET_HIGH, "its reset done and the restart held back: making way", mark);
+        const Decision *r = find(sim, T_RESTART, mark);
+        expect(way && r && way < r);
+        /* Once the reset is over: not in the tick that decided it. */
+        expect(way && sim->at[way - sim->log] > sim->at[again - sim->log]);
+        expect(at >= sim->p.step[LEVEL_RESTART].at);
+        check_invariants(sim);
+
+        /* The new server grows again at once. Within restart.cooldown the restart is not called
+         * for; the emergency reset comes, below restart.at, and, as it frees memory, again after
+         * reset.cooldown. */
+        sim->s.pid = 200;
+        sim->s.uptime = 5 * SEC;
+        set_ws(sim, 2 * GB);
+        sim_tick(sim, SEC);
+        expect(find_code(sim, T_EVENT, EVENT_RESTART_DONE, mark));
+        mark = sim->n;
+        const Decision *first = NULL, *second = NULL;
+        for (unsigned i = 0; i < 900 && !second; i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 15 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                resets_free(sim, 50 * MB);
+                first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+                second = first ? find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1) : NULL;
+        }
+        expect(first && second && !strstr(first->reason, "held back"));
+        expect(ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
+        expect(!find(sim, T_RESTART, mark));
+        check_invariants(sim);
+        sim_free(sim);
+
+        /* A climb where the emergency reset ends sessions but the server's RSS does not fall
+         * around it (its other sessions grow meanwhile: the linear growth of the outcome
+         * benchmark): it comes again after reset.cooldown. Where it finds no session: once an
+         * emergency. */
+        for (int none = 0; none < 2; none++) {
+                sim = sim_new(false);
+                sim->s.uptime = 2 * USEC_PER_MINUTE;
+                set_ws(sim, 2 * GB);
+                for (unsigned i = 0, left = 180; i < 900 && left > 0; i++) {
+                        set_ws(sim, MIN(sim->s.memory_current + 10 * MB, sim->s.memory_high));
+                        sim_tick(sim, SEC);
+                        resets_free(sim, none ? FINDS_NONE : 0);
+                        if (find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0))
+                                left--;
+                }
+                first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+                expect(first && sim->now - sim->at[first - sim->log] > 2 * sim->p.step[LEVEL_RESET].cooldown);
+                expect(sim->out.eta <= sim->p.emergency_eta &&
+                       ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
+                second = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1);
+                expect((second == NULL) == none);
+                check_invariants(sim);
+                sim_free(sim);
+        }
+
+        sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        climb_into_high(sim, 2 * MB, 1800, false, 0);
+        expect(sim->s.memory_high != SIZE_UNLIMITED && sim->s.memory_current + apply_bp(BUDGET, 100) >= sim->s.memory_high);
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
+        sim_free(sim);
+}
+
+/* A reset at reset.min-memory still running (a server slow to list its sessions, longer than
+ * reset.cooldown) when the rise becomes an emergency: neither a pool step, a restart (held back
+ * for a young server, due for an old one), another reset nor a trim is queued ahead of the
+ * emergency reset, which comes once that reset is over. In the outcome benchmark's storm, the pool
+ * step went first, its connection waited for a handshake, and the emergency reset ran at 90% of
+ * the budget, where the server no longer answered the query listing its sessions. */
+static void test_emergency_reset_not_behind_the_pool(void **state) {
+        for (int young = 0; young < 2; young++) {
+                Sim *sim = sim_new(false);
+                /* A trim that helps, and may come again within the wait. */
+                sim->p.step[LEVEL_TRIM].cooldown = 30 * SEC;
+                sim_policy_changed(sim);
+                if (young)
+                        sim->s.uptime = 2 * USEC_PER_MINUTE;
+                for (unsigned i = 0; i < 600 && !find(sim, T_RESET, 0); i++) {
+                        set_ws(sim, sim->s.memory_current + 5 * MB); /* OOM in about 17 minutes */
+                        sim_tick(sim, SEC);
+                        trims_free(sim, 100 * MB);
+                }
+                expect(find(sim, T_TRIM, 0) && !sim->e->act[ACTION_TRIM].spent);
+                const Decision *r = find(sim, T_RESET, 0);
+                expect(r && !r->emergency && r->code != ACTION_EMERGENCY_RESET);
+                Decision reset = *r;
+                sim->s.pending = 1u << ACTION_RESET;
+                unsigned mark = sim->n;
+                for (unsigned i = 0; i < 90; i++) {
+                        set_ws(sim, MIN(sim->s.memory_current + 20 * MB, sim->s.memory_high));
+                        sim_tick(sim, SEC);
+                        trims_free(sim, 100 * MB);
+                }
+                /* The ladder is at the top, in the emergency: it waits for the reset. */
+                expect(sim->e->level >= LEVEL_RESTART && sim->out.eta <= sim->p.emergency_eta);
+                expect(!find(sim, T_POOL, mark) && !find(sim, T_RESTART, mark) && !find(sim, T_RESET, mark) &&
+                       !find(sim, T_TRIM, mark));
+                /* It found none at reset.min-memory. */
+                sim->s.pending = 0;
+                ActionResult res = { .error = -ENOENT };
+                action_feedback_add(&sim->fb, &reset, &res);
+                set_ws(sim, MIN(sim->s.memory_current + 20 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+                expect(er && !find(sim, T_POOL, mark) && !find(sim, T_RESTART, mark));
+                expect(find_text(sim, T_EFFECT, "reset failed: not tried again for 10m (an emergency reset excepted)", mark));
+                /* The old server's restart comes once the emergency reset is over. */
+                resets_free_nothing(sim);
+                sim_tick(sim, SEC);
+                expect(young ? !find(sim, T_RESTART, mark) : find(sim, T_RESTART, mark) != NULL);
+                check_invariants(sim);
+                sim_free(sim);
+        }
+}
+
+/* A reset at reset.min-memory whose result is not in yet, though the actuator no longer counts
+ * it as pending (it finished; the daemon has not collected its result), when the rise becomes
+ * an emergency: no reset is decided before that result, so that a failure is charged to the
+ * reset that failed. It found none: that does not hold the emergency reset back, which ends
+ * sessions, and again after reset.cooldown; nor does the emergency reset's success end the
+ * backoff announced for the reset at reset.min-memory (check_invariants). */
+static void test_emergency_reset_after_an_uncollected_reset(void **state) {
+        Sim *sim = sim_new(false);
+        sim->p.settle = 5 * USEC_PER_MINUTE; /* the working set does not stand in for the result */
+        sim_policy_changed(sim);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        for (unsigned i = 0; i < 1800 && !find(sim, T_RESET, 0); i++) {
+                set_ws(sim, sim->s.memory_current + 3 * MB); /* OOM in about 28 minutes */
+                sim_tick(sim, SEC);
+                trims_free(sim, 100 * MB);
+        }
+        const Decision *r = find(sim, T_RESET, 0);
+        expect(r && r->code != ACTION_EMERGENCY_RESET);
+        Decision reset = *r;
+        unsigned mark = sim->n;
+        for (unsigned i = 0; i < 90; i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 20 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+        }
+        expect(sim->out.eta <= sim->p.emergency_eta && !find(sim, T_RESET, mark));
+        ActionResult res = { .error = -ENOENT };
+        action_feedback_add(&sim->fb, &reset, &res);
+        set_ws(sim, MIN(sim->s.memory_current + 20 * MB, sim->s.memory_high));
+        sim_tick(sim, SEC);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
+        expect(er && find_text(sim, T_EFFECT, "reset failed: not tried again for 10m (an emergency reset excepted)", mark));
+        /* It ends sessions (100M by its measure); the server climbs on, the emergency lasts. */
+        for (unsigned i = 0; i < 300; i++) {
+                resets_free(sim, 100 * MB);
+                set_ws(sim, MIN(sim->s.memory_current + 2 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+        }
+        const Decision *again = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (er - sim->log) + 1);
+        expect(again && sim->at[again - sim->log] - sim->at[er - sim->log] < sim->p.step[LEVEL_RESET].backoff);
+        /* The reset at reset.min-memory is still held back by the backoff its failure announced,
+         * which the emergency resets' results did not end. */
+        expect(sim->e->act[ACTION_RESET].spent &&
+               sim->e->act[ACTION_RESET].backoff_until >= sim->at[er - sim->log] + sim->p.step[LEVEL_RESET].backoff);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
+static void test_emergency_reset_flickering(void **state) {
+        Sim *sim = flicker(600, 0);
+        expect(count(sim, T_RESET, 0) >= 2);
+        expect(!find_text(sim, T_SET_HIGH, "making way", 0));
+        check_invariants(sim);
+        sim_free(sim);
+
+        /* The same, every reset failing (the server's socket refuses memgov): a failed emergency
+         * reset is not tried again within reset.backoff, whatever the emergency does; the failure
+         * of a reset at reset.min-memory would not have held it back, and its line says so. */
+        sim = flicker(1300, -EPERM);
+        const Decision *first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        const Decision *second = first ? find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1) : NULL;
+        expect(first && second && count(sim, T_RESET, 0) == 3);
+        expect(sim->at[second - sim->log] - sim->at[first - sim->log] >= sim->p.step[LEVEL_RESET].backoff);
+        const Decision *failed = find(sim, T_EFFECT, (unsigned) (first - sim->log));
+        expect(failed && failed->code == EFFECT_FAILED && !strstr(failed->reason, "excepted"));
+        check_invariants(sim);
+        sim_free(sim);
+
+        /* A young server climbing into the throttle's memory.high, PSI full under the guard: its
+         * emergency reset found nothing; with the restart, memory.high makes way up to
+         * restart.at; without one, there is nothing to make way for. */
+        for (int restart = 0; restart < 2; restart++) {
+                sim = sim_new(false);
+                sim->p.step[LEVEL_RESTART].enabled = restart;
+                sim_policy_changed(sim);
+                sim->s.uptime = 2 * USEC_PER_MINUTE;
+                climb_into_high(sim, 30 * MB, 300, true, FINDS_NONE);
+                expect(find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0));
+                expect(!find_text(sim, T_SET_HIGH, "making way", 0) == !restart);
+                sim_free(sim);
+        }
+}
+
+/* A dry run (or a replay of a trace without the reset's own measurement): the working set falls
+ * after the emergency reset, but nothing was carried out, and it comes once an emergency. */
+static void test_emergency_reset_dry_run_once(void **state) {
+        Sim *sim = sim_new(true);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        unsigned after = 0, calm = 0;
+        for (unsigned i = 0; i < 900 && after < 130; i++) {
+                uint64_t ws = sim->s.memory_current + 20 * MB;
+                for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                        if (sim->out.decisions[j].code == ACTION_EMERGENCY_RESET &&
+                            decision_class(&sim->out.decisions[j]) == T_RESET)
+                                ws -= 50 * MB;
+                set_ws(sim, MIN(ws, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                if (find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0)) {
+                        after++;
+                        if (sim->out.eta > sim->p.emergency_eta)
+                                calm++;
+                }
+        }
+        /* One emergency, more than two reset.cooldowns long. */
+        expect(after == 130 && calm == 0);
+        const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        const Decision *eff = NULL;
+        for (unsigned i = (unsigned) (er - sim->log); i < sim->n && !eff; i++)
+                if (sim->log[i].kind == DECISION_EFFECT && sim->log[i].action == ACTION_RESET)
+                        eff = &sim->log[i];
+        /* What the working set did is counted as freed; nothing measured it. */
+        expect(eff && eff->code == EFFECT_FREED && eff->value >= sim->p.reset_emergency_min_memory);
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (er - sim->log) + 1));
+        sim_free(sim);
+}
+
+static void test_reset_recheck_and_params(void **state) {
+        Sim *sim = sim_new(true);
+        sim->p.reset_in_trx = IN_TRX_EMERGENCY;
+        sim_policy_changed(sim);
+        set_ws(sim, 9 * GB + 300 * MB); /* 93 % */
+        sim_run(sim, 60 * SEC, SEC);
+        const Decision *r = find(sim, T_RESET, 0);
+        expect(r && r->reset.max == 4 && r->reset.min_memory == 64 * MB && r->reset.min_idle == 30 * SEC);
+        expect(r && !r->reset.in_trx); /* not an emergency */
+        expect(r->reset.max == 4 && r->reset.min_memory == 64 * MB);
+
+        /* Level stays at reset through hysteresis, but the working set fell under reset.at:
+         * the destructive step is not taken on the stale level. */
+        unsigned mark = sim->n;
+        set_ws(sim, 9 * GB); /* 90 % */
+        sim_run(sim, 10 * 60 * SEC, 5 * SEC);
+        expect(sim->e->level == LEVEL_RESET);
+        expect(count(sim, T_RESET, mark) == 0);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_emergency_reset_on_the_new_process),
+                cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
+                cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
+                cmocka_unit_test(test_emergency_reset_after_an_uncollected_reset),
+                cmocka_unit_test(test_emergency_reset_flickering),
+                cmocka_unit_test(test_emergency_reset_dry_run_once),
+                cmocka_unit_test(test_reset_recheck_and_params),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
