@@ -48,6 +48,7 @@ typedef int (*actuator_fn)(void *userdata, const ActionContext *c, const Decisio
 typedef struct ActuatorOps {
         const char *name;
         actuator_fn run[_ACTION_KIND_MAX];
+        actuator_fn run_any; /* for an action with no run[] of its own (a table that records) */
         void (*thread_begin)(void *userdata);
         void (*thread_end)(void *userdata);
         usec_t (*idle)(void *userdata, const ActionContext *c);

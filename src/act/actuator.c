@@ -40,7 +40,7 @@ void actuator_run(const ActuatorOps *ops, void *userdata, const ActionContext *c
         if (!decision_is_action(d))
                 return;
         (void) action_info(d->action); /* a kind outside the registry is a bug, never another action */
-        actuator_fn fn = ops->run[d->action];
+        actuator_fn fn = ops->run[d->action] ? ops->run[d->action] : ops->run_any;
         if (!fn) {
                 ret->error = -EOPNOTSUPP;
                 snprintf(ret->detail, sizeof(ret->detail), "%s is not available", decision_name(d));
@@ -91,15 +91,7 @@ static int fake_call(void *u, const ActionContext *c, const Decision *d, ActionR
 
 const ActuatorOps actuator_ops_fake = {
         .name = "fake",
-        .run = {
-                [ACTION_TRIM] = fake_call,
-                [ACTION_SET_HIGH] = fake_call,
-                [ACTION_SET_MAX] = fake_call,
-                [ACTION_RESET] = fake_call,
-                [ACTION_RESTART] = fake_call,
-                [ACTION_POOL] = fake_call,
-                [ACTION_ADMIT] = fake_call,
-        },
+        .run_any = fake_call,
 };
 
 int action_refuse(ActionResult *ret, int error, const char *fmt, ...) {

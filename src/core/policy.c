@@ -293,9 +293,31 @@ static const PolicyKey keys[] = {
 
 #define N_KEYS ELEMENTSOF(keys)
 
-static const char *const sections[] = {
-        "governor", "budget", "sampling", "trend", "psi", "trim", "throttle", "admit", "reset", "pool", "sql", "restart", "metrics",
-};
+/* The sections besides the ladder's, one per rung (named as its level): the ladder's come after
+ * the first FIRST_SECTIONS of these. */
+static const char *const other_sections[] = { "governor", "budget", "sampling", "trend", "psi", "sql", "metrics" };
+#define FIRST_SECTIONS 5
+#define N_SECTIONS (ELEMENTSOF(other_sections) + _LEVEL_MAX - 1)
+
+/* Every section name, in the order the documentation gives them. */
+static void section_names(const char *ret[static N_SECTIONS]) {
+        size_t n = 0;
+        for (size_t i = 0; i < FIRST_SECTIONS; i++)
+                ret[n++] = other_sections[i];
+        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++)
+                ret[n++] = level_names[l];
+        for (size_t i = FIRST_SECTIONS; i < ELEMENTSOF(other_sections); i++)
+                ret[n++] = other_sections[i];
+}
+
+/* The ladder in its order, its rungs joined by sep: "trim <= throttle <= ... <= restart". */
+static const char *ladder_order(const char *sep, char *buf, size_t size) {
+        StrBuf b;
+        strbuf_init(&b, buf, size);
+        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++)
+                strbuf_printf(&b, "%s%s", l > LEVEL_TRIM ? sep : "", level_names[l]);
+        return buf;
+}
 
 bool policy_uses_sql(const Policy *p) {
         return p->step[LEVEL_ADMIT].enabled || p->step[LEVEL_POOL].enabled ||
@@ -495,8 +517,10 @@ _printf_(3, 4) static void report(ParseCtx *c, unsigned line, const char *fmt, .
 }
 
 static bool is_known_section(const char *s) {
-        for (size_t i = 0; i < ELEMENTSOF(sections); i++)
-                if (streq(s, sections[i]))
+        const char *names[N_SECTIONS];
+        section_names(names);
+        for (size_t i = 0; i < N_SECTIONS; i++)
+                if (streq(s, names[i]))
                         return true;
         return false;
 }
@@ -564,13 +588,19 @@ static char *policy_reader(char *str, int num, void *stream) {
                 c->section[sn] = '\0';
                 c->section_known = is_known_section(c->section);
                 if (!c->section_known) {
-                        const char *s = closest_match(c->section, sections, ELEMENTSOF(sections));
+                        const char *names[N_SECTIONS];
+                        section_names(names);
+                        const char *s = closest_match(c->section, names, N_SECTIONS);
                         if (s)
                                 report(c, c->lineno, "[%s]: unknown section (did you mean [%s]?)", c->section, s);
-                        else
-                                report(c, c->lineno, "[%s]: unknown section (expected one of [governor], "
-                                       "[budget], [sampling], [trend], [psi], [trim], [throttle], "
-                                       "[reset], [sql], [restart], [metrics])", c->section);
+                        else {
+                                char all[N_SECTIONS * 16];
+                                StrBuf b;
+                                strbuf_init(&b, all, sizeof(all));
+                                for (size_t i = 0; i < N_SECTIONS; i++)
+                                        strbuf_printf(&b, "%s[%s]", i > 0 ? ", " : "", names[i]);
+                                report(c, c->lineno, "[%s]: unknown section (expected one of %s)", c->section, all);
+                        }
                 }
                 memcpy(str, line, n);
                 str[n] = '\n';
@@ -1001,19 +1031,20 @@ static void validate(Validator *v) {
                         snprintf(ka, sizeof(ka), "%s.%s", level_to_string(lo), field);
                         snprintf(kb, sizeof(kb), "%s.%s", level_to_string(l), field);
                         bool hi = set_here(v, kb) || !set_here(v, ka);
+                        char order[128];
                         if (which == 0 && s->at < t->at)
                                 conflict(v, ka, kb, "%s: %s is %s %s = %s (expected the thresholds to "
-                                         "rise with the ladder: trim <= throttle <= admit <= reset <= pool <= restart)",
+                                         "rise with the ladder: %s)",
                                          hi ? kb : ka, format_bp(b1, hi ? s->at : t->at),
                                          hi ? "below" : "above", hi ? ka : kb,
-                                         format_bp(b2, hi ? t->at : s->at));
+                                         format_bp(b2, hi ? t->at : s->at), ladder_order(" <= ", order, sizeof(order)));
                         if (which == 1 && s->eta > t->eta)
                                 conflict(v, ka, kb, "%s: %s is %s than %s = %s (expected the ETA "
-                                         "thresholds to shrink up the ladder: trim >= throttle >= "
-                                         "admit >= reset >= pool >= restart)",
+                                         "thresholds to shrink up the ladder: %s)",
                                          hi ? kb : ka, format_timespan(t1, hi ? s->eta : t->eta),
                                          hi ? "longer" : "shorter", hi ? ka : kb,
-                                         format_timespan(t2, hi ? t->eta : s->eta));
+                                         format_timespan(t2, hi ? t->eta : s->eta),
+                                         ladder_order(" >= ", order, sizeof(order)));
                 }
 
         uint32_t lowest = 0;

@@ -8,6 +8,7 @@ moves the endpoint to a new port, and a port in use is a clear startup error.
 usage: metrics-endpoint.py MEMGOV SOURCE_ROOT"""
 import http.client
 import os
+import re
 import shutil
 import signal
 import socket
@@ -118,7 +119,9 @@ def run(tmp):
         fail("budget, dry_run or target_up")
     levels = [s for s in fams["memgov_level"]["samples"] if s[2] == 1]
     names = [s[1]["level"] for s in fams["memgov_level"]["samples"]]
-    if len(levels) != 1 or names != ["normal", "trim", "throttle", "admit", "reset", "pool", "restart"]:
+    # Every level, in the ladder's order, as the policy's table of levels names them.
+    table = re.findall(r'^        \[LEVEL_\w+\] = "(\w+)",', open(os.path.join(SRC, "src", "core", "policy.c")).read(), re.M)
+    if len(table) < 7 or len(levels) != 1 or names != table:
         fail(f"memgov_level is not a state set with one level on: {fams['memgov_level']['samples']}")
     trims = v("memgov_actions_total", action="trim", result="dry_run")
     if trims < 1 or v("memgov_actions_total", action="trim", result="done") != 0:

@@ -45,10 +45,18 @@ def run(memgov, args, cwd):
 
 SERIES = ["WORKING_SET", "MEMORY_CURRENT", "MEMORY_HIGH", "MEMORY_MAX", "BUDGET", "ETA"]
 # The actions' markers take their colours from the registry of actions (src/core/action.c), the
-# OOM kill's and the series' from plot.h.
-ACTIONS = {"TRIM": "EVENT_TRIM", "SET_HIGH": "EVENT_SET_HIGH", "SET_MAX": "EVENT_SET_MAX", "RESET": "EVENT_RESET",
-           "RESTART": "EVENT_RESTART", "POOL": "EVENT_POOL", "ADMIT": "EVENT_ADMIT"}
-EVENTS = list(ACTIONS.values()) + ["EVENT_OOM_KILL"]
+# OOM kill's and the series' from plot.h. Which actions there are comes from that registry too
+# (read_actions).
+ACTIONS = {}
+EVENTS = []
+
+
+def read_actions(action_c):
+    """ACTION_X -> its marker, EVENT_X, for every row of the registry."""
+    with open(action_c) as f:
+        names = re.findall(r"^        \[ACTION_(\w+)\] = \{", f.read(), re.M)
+    ACTIONS.update({n: "EVENT_" + n for n in names})
+    EVENTS[:] = list(ACTIONS.values()) + ["EVENT_OOM_KILL"]
 
 
 def read_colours(plot_h, action_c):
@@ -313,6 +321,8 @@ def cases(replay_dir):
 
 def main():
     memgov, replay_dir, plot_h, action_c = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4]
+    read_actions(action_c)
+    check(len(ACTIONS) >= 7, f"the registry of actions read: {sorted(ACTIONS)}")
     colours = read_colours(plot_h, action_c)
     all_cases = cases(replay_dir)
     check(len(all_cases) >= 4, f"at least 4 replay cases to draw (found {len(all_cases)})")

@@ -170,6 +170,18 @@ static void test_errors(void **state) {
         expect_one("[trim]\nwindows = Sat 01:00-02:00\n", "t.ini:2: trim.windows: unknown key (did you mean windows in [restart]?)");
         expect_one("[trim]\nzzz = 1\n", "t.ini:2: trim.zzz: unknown key (expected one of the keys of [trim], see memgov.ini(5))");
         expect_one("[trimm]\nat = 5%\n", "t.ini:1: [trimm]: unknown section (did you mean [trim]?)");
+        /* Far from every name: all of them, every rung's among them. */
+        Policy *q = new_policy();
+        Messages mq;
+        assert_int_equal(parse("[nosuchsectionxyzzy]\n", q, &mq), 1);
+        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++) {
+                char name[32];
+                snprintf(name, sizeof(name), "[%s]", level_to_string(l));
+                if (!strstr(mq.text[0], name))
+                        fail_msg("%s not among the sections of: %s", name, mq.text[0]);
+        }
+        assert_non_null(strstr(mq.text[0], "expected one of [governor], [budget]"));
+        free(q);
         expect_one("[trim]\nat = 70%\nat = 71%\n", "t.ini:3: trim.at: set twice (first on line 2; expected each key once)");
         expect_one("[trim]\nat = 85\n", "t.ini:2: trim.at: '85' is not valid (expected a share of the budget from 1% to 100% like 75%, or off)");
         expect_one("[trim]\nat = 0.5%\n", "t.ini:2: trim.at: '0.5%' is out of range (expected a share of the budget from 1% to 100% like 75%, or off)");
@@ -201,13 +213,25 @@ static void test_errors(void **state) {
         free(p);
 }
 
+/* The ladder's rungs in order, joined by sep, from the level names (no list of them here). */
+static const char *ladder(const char *sep, char *buf, size_t size) {
+        size_t n = 0;
+        for (Level l = LEVEL_TRIM; l < _LEVEL_MAX; l++)
+                n += (size_t) snprintf(buf + n, size - n, "%s%s", l > LEVEL_TRIM ? sep : "", level_to_string(l));
+        return buf;
+}
+
 static void test_contradictions(void **state) {
-        expect_one("[trim]\nat = 97%\n",
-                   "t.ini:2: trim.at: 97% is above throttle.at = 88% (expected the thresholds to rise with the ladder: trim <= throttle <= admit <= reset <= pool <= restart)");
-        expect_one("[restart]\nat = 50%\n",
-                   "t.ini:2: restart.at: 50% is below reset.at = 92% (expected the thresholds to rise with the ladder: trim <= throttle <= admit <= reset <= pool <= restart)");
-        expect_one("[restart]\neta = 2h\nemergency-eta = 10m\n",
-                   "t.ini:2: restart.eta: 2h is longer than reset.eta = 20m (expected the ETA thresholds to shrink up the ladder: trim >= throttle >= admit >= reset >= pool >= restart)");
+        char up[128], down[128], msg[512];
+        ladder(" <= ", up, sizeof(up));
+        ladder(" >= ", down, sizeof(down));
+        assert_string_equal(up, "trim <= throttle <= admit <= reset <= pool <= restart");
+        snprintf(msg, sizeof(msg), "t.ini:2: trim.at: 97%% is above throttle.at = 88%% (expected the thresholds to rise with the ladder: %s)", up);
+        expect_one("[trim]\nat = 97%\n", msg);
+        snprintf(msg, sizeof(msg), "t.ini:2: restart.at: 50%% is below reset.at = 92%% (expected the thresholds to rise with the ladder: %s)", up);
+        expect_one("[restart]\nat = 50%\n", msg);
+        snprintf(msg, sizeof(msg), "t.ini:2: restart.eta: 2h is longer than reset.eta = 20m (expected the ETA thresholds to shrink up the ladder: %s)", down);
+        expect_one("[restart]\neta = 2h\nemergency-eta = 10m\n", msg);
         /* A disabled rung does not take part. */
         Policy *p = new_policy();
         Messages m;
