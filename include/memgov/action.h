@@ -65,6 +65,10 @@ typedef struct ActionInfo {
         /* The actuator measures what it gave back: trace column "<name>_freed" and the
          * reclaimed-bytes metric. */
         const char *freed_column;
+        /* The trace column of the server's own value the action works from, as its actuator last
+         * reported it (ActionResult.baseline): the engine keeps it for the next decision, and a
+         * replay sees it too. NULL: none. */
+        const char *baseline_column;
         bool reclaims; /* shown in memgov_reclaimed_bytes_total */
         /* It changes a setting of the server process (max_connections, the buffer pool's size),
          * which a new process starts without: its cooldown and backoff start over with it. */

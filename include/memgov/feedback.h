@@ -14,7 +14,7 @@ typedef struct ActionResult {
         uint64_t freed;
         uint64_t value;        /* a limit: the value read back after the write; pool: the size after */
         uint64_t value_before; /* pool: the size found before */
-        uint64_t baseline;     /* pool: the size the server was configured with */
+        uint64_t baseline;     /* pool: the size the server was configured with (0: not known) */
         usec_t held;           /* trim by ptrace: how long a thread of the server was stopped */
         char detail[512];      /* what was done (or would have been), for the log and status */
         bool explained;        /* on failure, detail says why in full: no errno text after it */
@@ -27,6 +27,8 @@ typedef struct ActionFeedback {
         unsigned reported; /* bits 1 << ActionKind: freed[] holds what it measured */
         unsigned not_done; /* bits 1 << ActionKind: not carried out (ActionResult.not_done) */
         uint64_t freed[_ACTION_KIND_MAX];
+        unsigned based; /* bits 1 << ActionKind: baseline[] holds what it worked from */
+        uint64_t baseline[_ACTION_KIND_MAX];
 } ActionFeedback;
 
 /* An action decision finished with this result. */

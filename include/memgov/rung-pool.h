@@ -16,6 +16,7 @@ typedef struct PoolParams {
 
 /* What the pool rung keeps between ticks (src/core/rung-pool.c). */
 typedef struct PoolState {
-        unsigned steps; /* memgov's steps down not grown back yet */
-        bool growing;   /* the last pool decision was a step back up */
+        unsigned steps;      /* memgov's steps down not grown back yet */
+        bool growing;        /* the last pool decision was a step back up */
+        uint64_t configured; /* the server process's configured size, as the last step found it; 0: not known */
 } PoolState;

@@ -66,6 +66,11 @@ typedef struct Sample {
          * bit (1 << ActionKind) in `reported`, the bytes they gave back in freed[ActionKind]. */
         unsigned reported;
         uint64_t freed[_ACTION_KIND_MAX];
+        /* The server's own value an action finished since works from (the registry's
+         * baseline_column: the buffer pool's configured size): bit in `based`, the value in
+         * baseline[ActionKind]. */
+        unsigned based;
+        uint64_t baseline[_ACTION_KIND_MAX];
 } Sample;
 
 /* Working set: memory.current minus inactive_file (page cache the kernel drops first), else the

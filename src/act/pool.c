@@ -570,37 +570,16 @@ out:
 }
 
 /* The size a server was configured with is what the pool is found at the first time memgov
- * resizes it (the server reports only the size it has now): kept for that server process, so
- * that every step and the floor are shares of it, and forgotten when the server restarts (a new
- * process starts at its configured size again). One action thread calls this; the lock is for
- * the day there are more. */
-static struct {
-        pthread_mutex_t lock;
-        pid_t pid;
-        uint64_t starttime;
-        uint64_t configured;
-} remembered = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
+ * resizes it (the server reports only the size it has now): reported back (ret->baseline) and
+ * kept by the engine for that server process (the pool rung's state), which hands it to every
+ * later step in the decision, so that every step and the floor are shares of it. A dry run
+ * changed nothing: the size it found is no configured size to keep. */
 int pool_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
-        Decision with = *d;
-
         put_back_inherited_kind(c, CHANGE_POOL_SIZE);
-
-        pthread_mutex_lock(&remembered.lock);
-        bool known = remembered.pid == c->target->pid && remembered.starttime == c->target->starttime;
-        if (known && !with.pool.configured)
-                with.pool.configured = remembered.configured;
-        pthread_mutex_unlock(&remembered.lock);
-
-        int r = pool_run(c, &with, ret);
+        int r = pool_run(c, d, ret);
         if (r >= 0 && !c->dry_run && ret->value > 0 && ret->value != SIZE_UNKNOWN)
                 pool_watch_resized(c->target->pid, c->target->starttime, ret->value);
-        if (ret->baseline > 0 && !c->dry_run) {
-                pthread_mutex_lock(&remembered.lock);
-                remembered.pid = c->target->pid;
-                remembered.starttime = c->target->starttime;
-                remembered.configured = ret->baseline;
-                pthread_mutex_unlock(&remembered.lock);
-        }
+        if (c->dry_run)
+                ret->baseline = 0;
         return r;
 }

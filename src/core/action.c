@@ -200,6 +200,7 @@ const ActionInfo action_table[_ACTION_KIND_MAX] = {
                 .name = "pool", .verb = "resize pool", .summary = "buffer-pool resize(s)",
                 .message_id = "5b8c2e1f6a9d4f0b8e3a7c1d2f4b6e90",
                 .level = LEVEL_POOL, .paced = true, .process_setting = true, .measured = true, .freed_column = "pool_freed", .reclaims = true,
+                .baseline_column = "pool_configured",
                 .backoff = pool_backoff, .timeout = pool_timeout, .capabilities = pool_caps,
                 .chart_rgb = 0xdbdb8d, .chart_text_rgb = 0x827717, .chart_rank = 5, .chart_label = "pool",
                 .chart_legend = "buffer pool resized",

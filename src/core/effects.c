@@ -28,7 +28,7 @@ void note_action(Tick *k, ActionKind a, bool measure) {
  * being carried out when a restart stopped the server (the limits and the restart have an action
  * thread of their own, and the restart does not wait for a reset past the OOM). Its end, a
  * failure or a result, is that process's, not the one now governed's. */
-static bool for_gone_process(const Engine *e, ActionKind a) {
+bool for_gone_process(const Engine *e, ActionKind a) {
         return action_info(a)->lane == ACTION_LANE_SERVER && e->process_since > 0 && e->act[a].last < e->process_since;
 }
 

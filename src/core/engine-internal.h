@@ -143,6 +143,9 @@ typedef struct Rung {
         /* Whether the ladder may stay on it once a reloaded policy is in (NULL: while enabled). */
         bool (*holds_level)(const Engine *e);
 
+        /* Each tick, first of all (also one without a working set): what the actuators reported
+         * of its actions besides success or failure (the buffer pool's configured size). */
+        void (*results)(Tick *k);
         /* Each tick, once the working set is known: signals of its own (the connections). */
         void (*sample)(Tick *k);
         /* A new server process: what of its state was the old process's. Before the bookkeeping
@@ -242,6 +245,8 @@ bool cooldown_over(const Tick *k, ActionKind a, Level l);
 
 /* ---- effects.c: the actions' results ---- */
 void note_action(Tick *k, ActionKind a, bool measure);
+/* The action was decided for a server process that is gone by now: its end is that process's. */
+bool for_gone_process(const Engine *e, ActionKind a);
 void observe_failures(Tick *k);
 void observe_not_done(Tick *k);
 void measure_effects(Tick *k);

@@ -261,6 +261,10 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         out->next_sample = p->interval;
         k.eta = USEC_INFINITY;
 
+        FOREACH_RUNG_UP(r)
+                if (r->results)
+                        r->results(&k);
+
         k.ws = out->ws = sample_working_set(s);
         if (k.ws == SIZE_UNKNOWN) {
                 hold(&k, -1, HOLD_NO_WS, "the sample holds no working set: nothing to decide on");

@@ -14,7 +14,12 @@ void action_feedback_add(ActionFeedback *f, const Decision *d, const ActionResul
                 f->not_done |= 1u << d->action;
                 return;
         }
-        /* Only what a trace can hold (its "<name>_freed" column): replay must see what the daemon saw. */
+        /* Only what a trace can hold (its "<name>_freed" and baseline columns): replay must see what
+         * the daemon saw. */
+        if (r->baseline > 0 && action_info(d->action)->baseline_column) {
+                f->based |= 1u << d->action;
+                f->baseline[d->action] = r->baseline;
+        }
         if (!r->has_freed || !action_info(d->action)->freed_column)
                 return;
         f->reported |= 1u << d->action;
@@ -31,8 +36,12 @@ void action_feedback_apply(ActionFeedback *f, Sample *s, unsigned pending) {
         s->pending |= pending;
         s->reported |= f->reported;
         s->not_done |= f->not_done;
-        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++)
+        s->based |= f->based;
+        for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
                 s->freed[a] += f->freed[a];
+                if (f->based & (1u << a))
+                        s->baseline[a] = f->baseline[a];
+        }
         *f = (ActionFeedback) {};
 }
 

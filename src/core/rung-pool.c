@@ -79,6 +79,7 @@ static bool plan_pool_grow(Tick *k) {
                                   format_bytes(a, back));
         if (d) {
                 d->pool.grow = true;
+                d->pool.configured = state(e)->configured;
                 d->pool.step = p->pool_step;
                 d->pool.floor = p->pool_floor;
                 d->pool.grow_max = SIZE_UNLIMITED;
@@ -104,6 +105,7 @@ static bool pool_plan(Tick *k) {
                                           "%s: shrink the buffer pool by %s of its configured size, not below %s of it",
                                           ctx(k), format_bp(s1, p->pool_step), format_bp(s2, p->pool_floor));
                 if (d) {
+                        d->pool.configured = state(e)->configured;
                         d->pool.step = p->pool_step;
                         d->pool.floor = p->pool_floor;
                         d->pool.grow_max = SIZE_UNLIMITED;
@@ -124,9 +126,19 @@ static bool pool_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff,
         return false;
 }
 
-/* A new server process starts at its configured buffer pool: nothing to grow back. */
+/* A new server process starts at its configured buffer pool: nothing to grow back, and its
+ * configured size is to be found again. */
 static void pool_new_process(Tick *k) {
         state(k->e)->steps = 0;
+        state(k->e)->configured = 0;
+}
+
+/* The size the server was configured with, as a step found it before changing anything: every
+ * later step is a share of that, not of the size memgov left. Not from a step for the process
+ * that is gone. */
+static void pool_results(Tick *k) {
+        if ((k->s->based & (1u << ACTION_POOL)) && !for_gone_process(k->e, ACTION_POOL))
+                state(k->e)->configured = k->s->baseline[ACTION_POOL];
 }
 
 const Rung rung_pool = {
@@ -134,6 +146,7 @@ const Rung rung_pool = {
         .state_size = sizeof(PoolState),
         .exhausted = pool_exhausted,
         .climbed_to = pool_called_for,
+        .results = pool_results,
         .new_process = pool_new_process,
         .failed = pool_failed,
         .plan = pool_plan,

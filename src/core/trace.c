@@ -76,30 +76,47 @@ static const TraceColumn columns[] = {
 
 #define N_FIXED ELEMENTSOF(columns)
 /* After them, one column per action whose actuator measures what it gave back (the registry's
- * freed_column, "trim_freed"), in registry order: column N_FIXED + ActionKind. */
-#define N_COLUMNS (N_FIXED + _ACTION_KIND_MAX)
+ * freed_column, "trim_freed"), in registry order: column N_FIXED + ActionKind; then one per action
+ * whose actuator reports the server's own value it works from (baseline_column,
+ * "pool_configured"): column N_FIXED + _ACTION_KIND_MAX + ActionKind. */
+#define N_COLUMNS (N_FIXED + 2 * _ACTION_KIND_MAX)
 /* Indexes into columns[] the reader needs by position (checked by the unit tests). */
 #define COL_MEMORY_HIGH 4
 #define COL_PSI_FULL_AVG10 21
 
+/* An action's column: its action, and whether it is the baseline (else the freed figure). */
+static ActionKind column_action(size_t i, bool *ret_baseline) {
+        *ret_baseline = i >= N_FIXED + _ACTION_KIND_MAX;
+        return (ActionKind) ((i - N_FIXED) % _ACTION_KIND_MAX);
+}
+
+static const char *action_column_name(size_t i) {
+        bool baseline;
+        const ActionInfo *a = action_info(column_action(i, &baseline));
+        return baseline ? a->baseline_column : a->freed_column;
+}
+
 static bool column_exists(size_t i) {
-        return i < N_FIXED || (i < N_COLUMNS && action_info((ActionKind) (i - N_FIXED))->freed_column);
+        return i < N_FIXED || (i < N_COLUMNS && action_column_name(i));
 }
 
 static TraceColumn column(size_t i) {
         if (i < N_FIXED)
                 return columns[i];
-        return (TraceColumn) { .name = action_info((ActionKind) (i - N_FIXED))->freed_column,
+        bool baseline;
+        ActionKind a = column_action(i, &baseline);
+        return (TraceColumn) { .name = action_column_name(i),
                                .type = T_U64,
-                               .offset = offsetof(Sample, freed) + (i - N_FIXED) * sizeof(uint64_t) };
+                               .offset = (baseline ? offsetof(Sample, baseline) : offsetof(Sample, freed)) +
+                                         (size_t) a * sizeof(uint64_t) };
 }
 
-/* The freed figure of an action is there when its actuator reported one. */
-static bool column_is_freed(size_t i, ActionKind *ret) {
+/* An action's figure is there when its actuator reported one: its bit in the sample's `reported`
+ * (freed) or `based` (baseline); 0 for the other columns. */
+static unsigned column_bit(size_t i, bool *ret_baseline) {
         if (i < N_FIXED)
-                return false;
-        *ret = (ActionKind) (i - N_FIXED);
-        return true;
+                return 0;
+        return 1u << column_action(i, ret_baseline);
 }
 
 /* The message quotes the file (a name, a cell): a trace may come from anyone, so its controls are
@@ -174,9 +191,10 @@ int trace_format_row(const Sample *s, char *buf, size_t size) {
                 const void *f = (const char *) s + c->offset;
                 char v[96] = "";
                 bool present = c->group == 0 || (s->has & c->group);
-                ActionKind a;
-                if (column_is_freed(i, &a))
-                        present = s->reported & (1u << a);
+                bool baseline;
+                unsigned bit = column_bit(i, &baseline);
+                if (bit)
+                        present = ((baseline ? s->based : s->reported) & bit) != 0;
 
                 if (c->offset >= offsetof(Sample, psi.full) && c->offset < offsetof(Sample, psi.full) + sizeof(PsiLine))
                         present = present && s->psi.has_full;
@@ -499,9 +517,10 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
                         return fail(r, "%s is set but %s is empty (expected both or neither)", given, missing);
         }
         for (size_t c = N_FIXED; c < N_COLUMNS; c++) {
-                ActionKind a;
-                if (present[c] && column_is_freed(c, &a))
-                        s.reported |= 1u << a;
+                bool baseline;
+                unsigned bit = column_bit(c, &baseline);
+                if (present[c])
+                        *(baseline ? &s.based : &s.reported) |= bit;
         }
         if ((s.has & SAMPLE_HAS_CGROUP) && !present[COL_MEMORY_HIGH])
                 s.memory_high = SIZE_UNLIMITED;

@@ -208,8 +208,38 @@ static void test_pool_grows_back_after_calm(void **state) {
         sim_free(sim);
 }
 
+/* The size the server was configured with: the first step finds it (the actuator reports it
+ * back), the engine keeps it for that server process and hands it to every later step, up and
+ * down; a new server process is found again. In the engine, so that a replay sees it too. */
+static void test_pool_configured_kept_by_the_engine(void **state) {
+        Sim *sim = sim_new(false);
+        sim->p.step[LEVEL_POOL].min_gain = 0;
+        sim_policy_changed(sim);
+        to_pool(sim);
+        const Decision *d = find(sim, T_POOL, 0);
+        expect(d && d->pool.configured == 0);
+        ActionResult r = { .has_freed = true, .freed = 300 * MB, .baseline = 2 * GB };
+        action_feedback_add(&sim->fb, d, &r);
+        sim_tick(sim, SEC);
+        expect(POOL(sim)->configured == 2 * GB);
+        unsigned mark = sim->n;
+        for (usec_t t = 0; t < 10 * 60 * SEC && !find(sim, T_POOL, mark); t += SEC) {
+                set_ws(sim, 9 * GB + 500 * MB + t / SEC * (MB / 10));
+                sim_tick(sim, SEC);
+        }
+        d = find(sim, T_POOL, mark);
+        expect(d && !d->pool.grow && d->pool.configured == 2 * GB);
+        /* A new server process: its own configured size, found again. */
+        sim->s.pid++;
+        sim->s.uptime = SEC;
+        sim_tick(sim, SEC);
+        expect(POOL(sim)->configured == 0 && POOL(sim)->steps == 0);
+        sim_free(sim);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_pool_configured_kept_by_the_engine),
                 cmocka_unit_test(test_pool_when_reset_not_helping),
                 cmocka_unit_test(test_pool_not_below_reset),
                 cmocka_unit_test(test_pool_step_out_of_memory_high),

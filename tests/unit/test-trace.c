@@ -145,6 +145,8 @@ static void test_memgov_roundtrip(void **state) {
                 .failed = (1u << ACTION_TRIM) | (1u << ACTION_SET_HIGH), .not_done = 1u << ACTION_TRIM,
                 .reported = 1u << ACTION_RESET,
                 .freed = { [ACTION_RESET] = 300 * MB },
+                .based = 1u << ACTION_POOL,
+                .baseline = { [ACTION_POOL] = 2ULL << 30 },
         };
         assert_true(trace_format_header(header, sizeof(header)) > 0);
         int n = trace_format_row(&a, row, sizeof(row));
@@ -165,6 +167,9 @@ static void test_memgov_roundtrip(void **state) {
          * between failed and pending, and reads the same (the reader goes by name). */
         assert_string_contains(header, ",limits_readonly,connections,accepting,not_done,trim_freed,reset_freed");
         assert_string_contains(row, ",171,");
+        /* Then the baseline columns (the buffer pool's configured size, as the pool step found it). */
+        assert_string_contains(header, ",pool_freed,pool_configured");
+        assert_string_contains(row, ",2147483648");
         TraceReader old;
         Sample o;
         trace_reader_init(&old, 0, NULL);
