@@ -38,6 +38,9 @@ typedef struct ActionContext {
 /* An action refused with why in full: ret's detail, marked explained (no errno text after it);
  * returns error. */
 _printf_(3, 4) int action_refuse(ActionResult *ret, int error, const char *fmt, ...);
+/* The same for a failure whose system error says the rest: the log adds its text after the
+ * sentence (": Connection refused"). Returns error. */
+_printf_(3, 4) int action_fail(ActionResult *ret, int error, const char *fmt, ...);
 
 typedef int (*actuator_fn)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
 

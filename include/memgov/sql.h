@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <sys/types.h>
 
+#include "memgov/macro.h"
 #include "memgov/policy.h"
 
 /* Talking to the server over SQL (MariaDB Connector/C; MariaDB and MySQL servers). Every call
@@ -41,7 +42,10 @@ int sql_check_option_file(const char *path, char *why, size_t why_size);
  * and these connection settings, it is free and it answers a ping; else a new one, which becomes
  * the kept session where the thread keeps one and the policy's sql.keep-open says so. */
 int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size);
+/* Closes it, or gives the kept session back; again, or on one never opened ({}), nothing. */
 void sql_close(SqlConn *c);
+/* A connection closed (given back) when it goes out of scope: declare it = {}. */
+#define _cleanup_sql_ _cleanup_(sql_close)
 
 /* The action thread keeps one session open (sql.keep-open): a server swamped by a connection
  * storm may not answer a new handshake within sql.connect-timeout, and the actions that need

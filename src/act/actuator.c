@@ -77,10 +77,9 @@ static int fake_call(void *u, const ActionContext *c, const Decision *d, ActionR
         f->calls++;
         f->calls_by_kind[d->action]++;
         f->last[d->action] = *d;
-        if ((f->fail_nth && f->calls == f->fail_nth) || (f->fail_mask & (1u << d->action))) {
-                snprintf(ret->detail, sizeof(ret->detail), "fake %s call %u failed", decision_name(d), f->calls);
-                return f->fail_errno ? -abs(f->fail_errno) : -EIO;
-        }
+        if ((f->fail_nth && f->calls == f->fail_nth) || (f->fail_mask & (1u << d->action)))
+                return action_fail(ret, f->fail_errno ? -abs(f->fail_errno) : -EIO, "fake %s call %u failed",
+                                   decision_name(d), f->calls);
         if (d->action == ACTION_TRIM && f->trim_freed > 0) {
                 ret->has_freed = true;
                 ret->freed = f->trim_freed;
@@ -94,13 +93,26 @@ const ActuatorOps actuator_ops_fake = {
         .run_any = fake_call,
 };
 
-int action_refuse(ActionResult *ret, int error, const char *fmt, ...) {
+_printf_(4, 0) static int action_failv(ActionResult *ret, int error, bool explained, const char *fmt, va_list ap) {
         assert(ret);
         assert(fmt);
+        vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
+        ret->explained = explained;
+        return error;
+}
+
+int action_fail(ActionResult *ret, int error, const char *fmt, ...) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
+        int r = action_failv(ret, error, false, fmt, ap);
         va_end(ap);
-        ret->explained = true;
-        return error;
+        return r;
+}
+
+int action_refuse(ActionResult *ret, int error, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        int r = action_failv(ret, error, true, fmt, ap);
+        va_end(ap);
+        return r;
 }

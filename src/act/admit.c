@@ -299,14 +299,12 @@ int admit_run(const ActionContext *c, const Decision *d, AdmitMemory *m, ActionR
         assert(m);
         assert(ret);
         char why[512];
-        SqlConn conn;
+        _cleanup_sql_ SqlConn conn = {};
         AdmitFacts f;
 
         int r = sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why));
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "admission: %s", why);
-                return r;
-        }
+        if (r < 0)
+                return action_fail(ret, r, "admission: %s", why);
         /* Lowering, with the kernel's count of the server's sockets in the decision: that count
          * and the variable, nothing the server must gather. */
         bool counted = !d->admit.restore && d->admit.connections > 0;
@@ -319,7 +317,6 @@ int admit_run(const ActionContext *c, const Decision *d, AdmitMemory *m, ActionR
                 r = action_refuse(ret, r, "admission: reading max_connections and Threads_connected: %s", why);
         else
                 r = d->admit.restore ? restore(c, m, &conn, &f, ret) : lower(c, d, m, &conn, &f, ret);
-        sql_close(&conn);
         return r;
 }
 

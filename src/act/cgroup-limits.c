@@ -46,10 +46,8 @@ static int set_through_systemd(const ActionContext *c, const char *file, uint64_
 
         /* The calling thread's own connection: actions run off the event loop's thread. */
         r = sd_bus_default_system(&bus);
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "cannot connect to systemd: %s", strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return action_fail(ret, r, "cannot connect to systemd: %s", strerror(-r));
         r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                            "org.freedesktop.systemd1.Manager", "SetUnitProperties");
         if (r >= 0)
@@ -62,16 +60,13 @@ static int set_through_systemd(const ActionContext *c, const char *file, uint64_
                 r = sd_bus_message_close_container(m);
         if (r < 0) {
                 sd_bus_unref(bus);
-                snprintf(ret->detail, sizeof(ret->detail), "building the SetUnitProperties call: %s", strerror(-r));
-                return r;
+                return action_fail(ret, r, "building the SetUnitProperties call: %s", strerror(-r));
         }
         r = sd_bus_call(bus, m, LIMIT_BUS_TIMEOUT, &error, &reply);
         sd_bus_unref(bus);
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "SetUnitProperties(%s, %s): %s", c->target->unit,
-                         unit_property(file), error.message ? error.message : strerror(-r));
-                return r;
-        }
+        if (r < 0)
+                return action_fail(ret, r, "SetUnitProperties(%s, %s): %s", c->target->unit,
+                                   unit_property(file), error.message ? error.message : strerror(-r));
         return 0;
 }
 
@@ -82,9 +77,8 @@ static int write_cgroupfs(const ActionContext *c, int fd, const char *file, uint
         /* memory.high may block here while the kernel reclaims: we are off the event loop. */
         if (write(fd, text, (size_t) n) != n) {
                 int r = negative_errno();
-                snprintf(ret->detail, sizeof(ret->detail), "writing %.*s to %s of %s: %s", n - 1, text, file,
-                         c->target->cgroup, strerror(-r));
-                return r;
+                return action_fail(ret, r, "writing %.*s to %s of %s: %s", n - 1, text, file,
+                                   c->target->cgroup, strerror(-r));
         }
         return 0;
 }
@@ -98,10 +92,8 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
         bool unit = t->kind == TARGET_UNIT && t->unit[0];
         int r;
 
-        if (t->cgroup_fd < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "%s: %s has no cgroup v2 memory controller", file, t->description);
-                return -EOPNOTSUPP;
-        }
+        if (t->cgroup_fd < 0)
+                return action_fail(ret, -EOPNOTSUPP, "%s: %s has no cgroup v2 memory controller", file, t->description);
         /* What is there before memgov's first change of it, read before the file is opened for
          * writing (O_TRUNC empties a copied tree's file). */
         ChangeKind kind = streq(file, "memory.high") ? CHANGE_MEMORY_HIGH : CHANGE_MEMORY_MAX;
@@ -114,9 +106,8 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
         _cleanup_close_ int fd = openat(t->cgroup_fd, file, O_WRONLY | O_CLOEXEC | (c->dry_run ? 0 : O_TRUNC));
         if (fd < 0 && !unit) {
                 r = negative_errno();
-                snprintf(ret->detail, sizeof(ret->detail), "cannot open %s of %s for writing: %s%s", file, t->cgroup,
-                         strerror(-r), r == -EROFS ? " (the cgroup file system is mounted read-only)" : "");
-                return r;
+                return action_fail(ret, r, "cannot open %s of %s for writing: %s%s", file, t->cgroup,
+                                   strerror(-r), r == -EROFS ? " (the cgroup file system is mounted read-only)" : "");
         }
 
         if (c->dry_run) {
@@ -143,20 +134,16 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
         struct timespec step = { .tv_nsec = 50 * 1000 * 1000 };
         for (usec_t waited = 0;; waited += 50 * USEC_PER_MSEC) {
                 r = read_limit(t->cgroup_fd, file, &now);
-                if (r < 0) {
-                        snprintf(ret->detail, sizeof(ret->detail), "reading %s of %s back: %s", file, t->cgroup, strerror(-r));
-                        return r;
-                }
+                if (r < 0)
+                        return action_fail(ret, r, "reading %s of %s back: %s", file, t->cgroup, strerror(-r));
                 if (now == want || !unit || waited >= LIMIT_VERIFY_FOR)
                         break;
                 nanosleep(&step, NULL);
         }
         ret->value = now;
-        if (now != want) {
-                snprintf(ret->detail, sizeof(ret->detail), "%s of %s reads %s after setting %s", file, t->cgroup,
-                         format_bytes(got, now), format_bytes(v, value));
-                return -EIO;
-        }
+        if (now != want)
+                return action_fail(ret, -EIO, "%s of %s reads %s after setting %s", file, t->cgroup,
+                                   format_bytes(got, now), format_bytes(v, value));
         snprintf(ret->detail, sizeof(ret->detail), "%s of %s is now %s%s", file, unit ? t->unit : t->cgroup,
                  format_bytes(v, now), unit ? " (through systemd, runtime)" : "");
         /* Back to what memgov found: nothing left to put back. */

@@ -216,80 +216,83 @@ static unsigned version_of(const SqlConn *conn) {
         return major * 100 + minor;
 }
 
-int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
-        const ActionTarget *t = c->target;
-        const Policy *p = c->policy;
-        const char *verb = d->pool.grow ? "grow" : "shrink";
-        char why[512], kill_why[512] = "", a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], e[FORMAT_BYTES_MAX],
-                       f_[FORMAT_BYTES_MAX], ts[FORMAT_TIMESPAN_MAX], pc[FORMAT_PERCENT_MAX];
-        SqlConn conn = {}, set_conn = {};
-        PoolFacts f = {};
-        PoolStatus st = {};
-        _cleanup_free_ Policy *sp = NULL;
-        int r;
+/* ---- the phases of one step: read, plan, resize, report ---- */
 
-        if (t->pid > 0 && action_target_check(t) < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "pool: process %d is not the server any more", (int) t->pid);
-                return -ESRCH;
-        }
-        if (d->pool.step == 0 || d->pool.floor > BP_ONE) {
-                return action_refuse(ret, -EINVAL, "pool: a %s step of %u bp with a floor of %u bp is no step",
-                         verb, d->pool.step, d->pool.floor);
-        }
+/* What the step is to do, from the server's facts and the decision. */
+typedef struct PoolPlan {
+        const char *verb; /* "shrink", "grow" */
+        bool synchronous; /* the statement resizes, and returns when done */
+        uint64_t current, configured, unit, target;
+        usec_t timeout;
+        char floor_note[200];
+        char own_note[240]; /* what the server did by itself, or "" */
+        char text[300];     /* "innodb_buffer_pool_size 8G -> 7.2G (a step of ...)" */
+        char status_before[sizeof(((PoolStatus *) 0)->status)];
+} PoolPlan;
 
-        r = sql_connect(p, t->pid, &conn, why, sizeof(why));
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "pool: %s", why);
-                return r;
-        }
-        r = sql_run(&conn, facts_query, read_fact, &f, why, sizeof(why));
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "pool: reading the buffer pool's variables: %s", why);
-                goto out;
-        }
-        if (!f.have_size || f.size == 0) {
-                r = action_refuse(ret, -EOPNOTSUPP,
-                         "pool: the server at %s has no InnoDB buffer pool "
-                         "(no innodb_buffer_pool_size variable)",
-                         conn.endpoint);
-                goto out;
-        }
-        r = sql_run(&conn, status_query, read_status, &st, why, sizeof(why));
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "pool: reading Innodb_buffer_pool_resize_status: %s", why);
-                goto out;
-        }
+/* How the statement went. */
+typedef struct PoolOutcome {
+        SetJob job;
+        ResizeState state;
+        bool timed_out, killed;
+        char kill_why[512];
+        usec_t took;
+        Meter meter;
+        PoolStatus st;
+} PoolOutcome;
+
+static int pool_read(const ActionContext *c, SqlConn *conn, PoolFacts *f, PoolStatus *st, ActionResult *ret) {
+        char why[512];
+        int r = sql_connect(c->policy, c->target->pid, conn, why, sizeof(why));
+        if (r < 0)
+                return action_fail(ret, r, "pool: %s", why);
+        r = sql_run(conn, facts_query, read_fact, f, why, sizeof(why));
+        if (r < 0)
+                return action_fail(ret, r, "pool: reading the buffer pool's variables: %s", why);
+        if (!f->have_size || f->size == 0)
+                return action_refuse(ret, -EOPNOTSUPP,
+                                     "pool: the server at %s has no InnoDB buffer pool (no innodb_buffer_pool_size "
+                                     "variable)", conn->endpoint);
+        r = sql_run(conn, status_query, read_status, st, why, sizeof(why));
+        if (r < 0)
+                return action_fail(ret, r, "pool: reading Innodb_buffer_pool_resize_status: %s", why);
+        return 0;
+}
+
+/* The step in the server's unit, between the floor and the configured size: 1 to go ahead, 0 with
+ * nothing to do (said in ret->detail), or why not. */
+static int pool_plan(const Decision *d, const SqlConn *conn, const PoolFacts *f, const PoolStatus *st, PoolPlan *pl,
+                     ActionResult *ret) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], e[FORMAT_BYTES_MAX], f_[FORMAT_BYTES_MAX],
+                pc[FORMAT_PERCENT_MAX];
 
         /* The statement resizes (and returns when done) where innodb_buffer_pool_size_max exists. */
-        const bool synchronous = conn.mariadb && f.have_max;
-        const uint64_t current = f.size, configured = d->pool.configured ? d->pool.configured : f.size;
-        ret->value = ret->value_before = current;
-        ret->baseline = configured;
+        pl->synchronous = conn->mariadb && f->have_max;
+        pl->current = f->size;
+        pl->configured = d->pool.configured ? d->pool.configured : f->size;
+        ret->value = ret->value_before = pl->current;
+        ret->baseline = pl->configured;
 
-        if (synchronous && f.large_pages) {
-                r = action_refuse(ret, -EOPNOTSUPP,
-                         "pool: the server at %s uses large_pages, with which it "
-                         "cannot resize its buffer pool at run time",
-                         conn.endpoint);
-                goto out;
-        }
-        if (resize_state(&st) == RESIZE_RUNNING) {
-                r = action_refuse(ret, -EBUSY,
-                         "pool: a resize of the buffer pool is already under way "
-                         "(Innodb_buffer_pool_resize_status: %s): not another one now",
-                         st.status);
-                goto out;
-        }
+        if (pl->synchronous && f->large_pages)
+                return action_refuse(ret, -EOPNOTSUPP,
+                                     "pool: the server at %s uses large_pages, with which it cannot resize its buffer "
+                                     "pool at run time", conn->endpoint);
+        if (resize_state(st) == RESIZE_RUNNING)
+                return action_refuse(ret, -EBUSY,
+                                     "pool: a resize of the buffer pool is already under way "
+                                     "(Innodb_buffer_pool_resize_status: %s): not another one now", st->status);
 
         /* The unit the server takes sizes in. */
-        uint64_t unit = MIB, instances = 1;
-        if (!synchronous) {
+        uint64_t instances = 1;
+        pl->unit = MIB;
+        if (!pl->synchronous) {
                 /* MariaDB 10.5+ has a single instance whatever innodb_buffer_pool_instances says. */
-                if (f.have_instances && f.instances > 1 && (!conn.mariadb || version_of(&conn) < 1005))
-                        instances = f.instances;
-                uint64_t chunk = f.have_chunk && f.chunk >= MIB ? f.chunk : MIB;
-                unit = chunk * instances;
+                if (f->have_instances && f->instances > 1 && (!conn->mariadb || version_of(conn) < 1005))
+                        instances = f->instances;
+                uint64_t chunk = f->have_chunk && f->chunk >= MIB ? f->chunk : MIB;
+                pl->unit = chunk * instances;
         }
+        const uint64_t current = pl->current, configured = pl->configured, unit = pl->unit;
 
         /* The server's own memory-pressure shrinking (MariaDB with innodb_buffer_pool_size_auto_min):
          * on a pressure event of its cgroup (when it could listen: cgroup v2's memory.pressure) it
@@ -301,32 +304,30 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
          * ladder's next rungs then take over, as they would at memgov's own floor: the
          * administrator said how small the pool may get for memory's sake, and a smaller one is
          * not memgov's to choose. */
-        const bool server_shrinks = f.have_auto_min && f.auto_min < MAX(configured, current);
+        const bool server_shrinks = f->have_auto_min && f->auto_min < MAX(configured, current);
 
         const uint64_t step = apply_bp(configured, d->pool.step);
         uint64_t floor = round_up(apply_bp(configured, d->pool.floor), unit);
         const char *floor_by = NULL;
-        if (!conn.mariadb && instances > 1 && floor < GIB) {
+        if (!conn->mariadb && instances > 1 && floor < GIB) {
                 floor = round_up(GIB, unit);
                 floor_by = "MySQL's least with innodb_buffer_pool_instances > 1";
         }
-        if (server_shrinks && f.auto_min > 0 && round_up(f.auto_min, unit) > floor) {
-                floor = round_up(f.auto_min, unit);
+        if (server_shrinks && f->auto_min > 0 && round_up(f->auto_min, unit) > floor) {
+                floor = round_up(f->auto_min, unit);
                 floor_by = "the server's innodb_buffer_pool_size_auto_min";
         }
-        char floor_note[200];
         if (floor_by)
-                snprintf(floor_note, sizeof(floor_note), "floor %s, %s (memgov's: %s of the configured %s)",
+                snprintf(pl->floor_note, sizeof(pl->floor_note), "floor %s, %s (memgov's: %s of the configured %s)",
                          format_bytes(a, floor), floor_by, format_bp(pc, d->pool.floor), format_bytes(b, configured));
         else
-                snprintf(floor_note, sizeof(floor_note), "floor %s, %s of the configured %s", format_bytes(a, floor),
-                         format_bp(pc, d->pool.floor), format_bytes(b, configured));
+                snprintf(pl->floor_note, sizeof(pl->floor_note), "floor %s, %s of the configured %s",
+                         format_bytes(a, floor), format_bp(pc, d->pool.floor), format_bytes(b, configured));
 
         /* What the server did by itself: the pool is smaller than the configured size by more than
          * memgov took (pool_grow_max, when the engine says). */
-        char own_note[240] = "";
         if (d->pool.grow_max != SIZE_UNLIMITED && configured > current && configured - current > d->pool.grow_max)
-                snprintf(own_note, sizeof(own_note),
+                snprintf(pl->own_note, sizeof(pl->own_note),
                          "; the server%s had already shrunk its buffer pool to %s by itself "
                          "(%s below the configured %s, of which memgov took %s)",
                          server_shrinks ? " (on memory pressure, down to innodb_buffer_pool_size_auto_min)"
@@ -334,109 +335,93 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                          format_bytes(a, current), format_bytes(b, configured - current), format_bytes(e, configured),
                          format_bytes(f_, d->pool.grow_max));
 
-        uint64_t target;
         if (!d->pool.grow) {
                 if (current <= floor ||
-                    (target = MAX(round_down(current - MIN(step, current), unit), floor)) >= current) {
-                        r = action_refuse(ret, -ERANGE,
-                                 "pool: innodb_buffer_pool_size is %s, at its %s: "
-                                 "nothing left to shrink%s",
-                                 format_bytes(e, current), floor_note, own_note);
-                        goto out;
-                }
+                    (pl->target = MAX(round_down(current - MIN(step, current), unit), floor)) >= current)
+                        return action_refuse(ret, -ERANGE,
+                                             "pool: innodb_buffer_pool_size is %s, at its %s: nothing left to shrink%s",
+                                             format_bytes(e, current), pl->floor_note, pl->own_note);
         } else {
                 uint64_t limit = configured;
                 const char *limit_why = "its configured size";
-                if (synchronous && round_down(f.size_max, unit) < limit) {
-                        limit = round_down(f.size_max, unit);
+                if (pl->synchronous && round_down(f->size_max, unit) < limit) {
+                        limit = round_down(f->size_max, unit);
                         limit_why = "innodb_buffer_pool_size_max";
                 }
                 if (current >= limit) {
                         snprintf(ret->detail, sizeof(ret->detail),
-                                 "pool: innodb_buffer_pool_size is %s, at %s (%s): "
-                                 "nothing to grow",
+                                 "pool: innodb_buffer_pool_size is %s, at %s (%s): nothing to grow",
                                  format_bytes(a, current), limit_why, format_bytes(b, limit));
-                        r = 0;
-                        goto out;
+                        return 0;
                 }
                 uint64_t by = MIN(step, d->pool.grow_max);
-                target = by >= limit - current ? limit : round_down(current + by, unit);
-                if (target <= current) {
+                pl->target = by >= limit - current ? limit : round_down(current + by, unit);
+                if (pl->target <= current) {
                         if (d->pool.grow_max == 0)
                                 snprintf(ret->detail, sizeof(ret->detail),
-                                         "pool: innodb_buffer_pool_size is %s, and "
-                                         "memgov took none of it: nothing to give back%s",
-                                         format_bytes(a, current), own_note);
+                                         "pool: innodb_buffer_pool_size is %s, and memgov took none of it: nothing to "
+                                         "give back%s",
+                                         format_bytes(a, current), pl->own_note);
                         else
                                 snprintf(ret->detail, sizeof(ret->detail),
-                                         "pool: innodb_buffer_pool_size is %s, and "
-                                         "what memgov took (%s) is less than the server's unit (%s): nothing to give "
-                                         "back%s",
+                                         "pool: innodb_buffer_pool_size is %s, and what memgov took (%s) is less than "
+                                         "the server's unit (%s): nothing to give back%s",
                                          format_bytes(a, current), format_bytes(b, d->pool.grow_max),
-                                         format_bytes(e, unit), own_note);
-                        r = 0;
-                        goto out;
+                                         format_bytes(e, unit), pl->own_note);
+                        return 0;
                 }
         }
 
-        char plan[300], bound[120];
+        char bound[120];
         if (!d->pool.grow)
-                snprintf(bound, sizeof(bound), "%s", floor_note);
+                snprintf(bound, sizeof(bound), "%s", pl->floor_note);
         else if (d->pool.grow_max == SIZE_UNLIMITED)
                 snprintf(bound, sizeof(bound), "up to the configured %s", format_bytes(a, configured));
         else
-                snprintf(bound, sizeof(bound), "at most %s back of what memgov took",
-                         format_bytes(a, d->pool.grow_max));
-        snprintf(plan, sizeof(plan), "innodb_buffer_pool_size %s -> %s (a step of %s of %s; %s)",
-                 format_bytes(a, current), format_bytes(b, target), format_bp(pc, d->pool.step),
+                snprintf(bound, sizeof(bound), "at most %s back of what memgov took", format_bytes(a, d->pool.grow_max));
+        snprintf(pl->text, sizeof(pl->text), "innodb_buffer_pool_size %s -> %s (a step of %s of %s; %s)",
+                 format_bytes(a, current), format_bytes(b, pl->target), format_bp(pc, d->pool.step),
                  format_bytes(e, configured), bound);
-        if (c->dry_run) {
-                snprintf(ret->detail, sizeof(ret->detail), "would %s %s%s", verb, plan, own_note);
-                r = 0;
-                goto out;
-        }
+        snprintf(pl->status_before, sizeof(pl->status_before), "%s", st->status);
+        return 1;
+}
 
-        /* The statement's connection waits as long as the resize may take. */
-        usec_t timeout = p->pool_resize_timeout ? p->pool_resize_timeout : POOL_RESIZE_TIMEOUT_DEFAULT;
-        sp = malloc(sizeof(Policy));
-        if (!sp) {
-                r = -ENOMEM;
-                goto out;
-        }
+/* The statement on a connection of its own, which waits as long as the resize may take (KILL
+ * QUERY from conn past it), then the background resize where the statement only asked for it. */
+static int pool_resize(const ActionContext *c, SqlConn *conn, const PoolPlan *pl, PoolOutcome *o, ActionResult *ret) {
+        const ActionTarget *t = c->target;
+        const Policy *p = c->policy;
+        char why[512];
+
+        _cleanup_free_ Policy *sp = malloc(sizeof(Policy));
+        if (!sp)
+                return action_fail(ret, -ENOMEM, "pool: the statement's connection");
         *sp = *p;
-        sp->sql_query_timeout = timeout + p->sql_query_timeout;
-        r = sql_connect(sp, t->pid, &set_conn, why, sizeof(why));
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "pool: %s", why);
-                goto out;
-        }
+        sp->sql_query_timeout = pl->timeout + p->sql_query_timeout;
+        _cleanup_sql_ SqlConn set_conn = {};
+        int r = sql_connect(sp, t->pid, &set_conn, why, sizeof(why));
+        if (r < 0)
+                return action_fail(ret, r, "pool: %s", why);
 
         /* Recorded before it is made: a memgov that dies leaves the next one what to put back. */
-        (void) state_file_change(c->state, CHANGE_POOL_SIZE, t->pid, t->starttime, configured, target);
-        char status_before[sizeof(st.status)];
-        snprintf(status_before, sizeof(status_before), "%s", st.status);
-        Meter m;
-        meter_start(t, &m);
-        SetJob job = {.conn = &set_conn};
-        snprintf(job.statement, sizeof(job.statement), "SET GLOBAL innodb_buffer_pool_size = %" PRIu64, target);
-        usec_t start = now_clock(CLOCK_MONOTONIC), deadline = start + timeout;
+        (void) state_file_change(c->state, CHANGE_POOL_SIZE, t->pid, t->starttime, pl->configured, pl->target);
+        meter_start(t, &o->meter);
+        o->job = (SetJob) { .conn = &set_conn };
+        snprintf(o->job.statement, sizeof(o->job.statement), "SET GLOBAL innodb_buffer_pool_size = %" PRIu64, pl->target);
+        usec_t start = now_clock(CLOCK_MONOTONIC), deadline = start + pl->timeout;
         pthread_t thread;
-        r = -pthread_create(&thread, NULL, set_thread, &job);
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "pool: cannot start the thread of the statement: %s",
-                         strerror(-r));
-                goto out;
-        }
-        bool timed_out = false, killed = false;
-        for (usec_t pause = USEC_PER_MSEC; !__atomic_load_n(&job.done, __ATOMIC_ACQUIRE);
+        r = -pthread_create(&thread, NULL, set_thread, &o->job);
+        if (r < 0)
+                return action_fail(ret, r, "pool: cannot start the thread of the statement");
+        for (usec_t pause = USEC_PER_MSEC; !__atomic_load_n(&o->job.done, __ATOMIC_ACQUIRE);
              pause = MIN(pause * 2, 50 * USEC_PER_MSEC)) {
                 if (now_clock(CLOCK_MONOTONIC) >= deadline) {
                         /* Only MariaDB's statement that resizes itself runs this long: KILL QUERY
                          * makes the server abort the shrink and keep the pool it had. */
                         char kill[64];
                         snprintf(kill, sizeof(kill), "KILL QUERY %llu", set_conn.own_id);
-                        killed = sql_run(&conn, kill, NULL, NULL, kill_why, sizeof(kill_why)) >= 0;
-                        timed_out = true;
+                        o->killed = sql_run(conn, kill, NULL, NULL, o->kill_why, sizeof(o->kill_why)) >= 0;
+                        o->timed_out = true;
                         break;
                 }
                 sleep_usec(pause);
@@ -444,129 +429,140 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
         pthread_join(thread, NULL);
 
         /* The background resize, where the statement only asked for it. */
-        ResizeState state = RESIZE_IDLE;
-        if (!timed_out && job.r >= 0 && !synchronous && (st.have_status || st.have_code)) {
+        o->state = RESIZE_IDLE;
+        if (!o->timed_out && o->job.r >= 0 && !pl->synchronous && (o->st.have_status || o->st.have_code)) {
                 usec_t pause = 50 * USEC_PER_MSEC;
                 for (;;) {
-                        st = (PoolStatus){};
-                        if (sql_run(&conn, status_query, read_status, &st, why, sizeof(why)) < 0) {
-                                snprintf(ret->detail, sizeof(ret->detail),
-                                         "pool: %s asked; reading "
-                                         "Innodb_buffer_pool_resize_status: %s",
-                                         job.statement, why);
-                                r = -EIO;
-                                goto out;
-                        }
-                        state = resize_state(&st);
+                        o->st = (PoolStatus) {};
+                        if (sql_run(conn, status_query, read_status, &o->st, why, sizeof(why)) < 0)
+                                return action_fail(ret, -EIO, "pool: %s asked; reading Innodb_buffer_pool_resize_status: %s",
+                                                   o->job.statement, why);
+                        o->state = resize_state(&o->st);
                         /* The statement writes "Requested to resize buffer pool." at once; a
                          * status left as it was is a resize not begun yet (or one that ended in
                          * the same second as the last, with the same words). */
-                        if (!st.have_code && state != RESIZE_RUNNING && streq(st.status, status_before) &&
+                        if (!o->st.have_code && o->state != RESIZE_RUNNING && streq(o->st.status, pl->status_before) &&
                             now_clock(CLOCK_MONOTONIC) - start < 2 * USEC_PER_SEC)
-                                state = RESIZE_RUNNING;
-                        if (state != RESIZE_RUNNING)
+                                o->state = RESIZE_RUNNING;
+                        if (o->state != RESIZE_RUNNING)
                                 break;
                         if (now_clock(CLOCK_MONOTONIC) >= deadline) {
-                                timed_out = true;
+                                o->timed_out = true;
                                 break;
                         }
                         sleep_usec(pause);
                         pause = MIN(pause * 2, 500 * USEC_PER_MSEC);
                 }
         }
-        usec_t took = now_clock(CLOCK_MONOTONIC) - start;
-        meter_stop(t, &m);
+        o->took = now_clock(CLOCK_MONOTONIC) - start;
+        meter_stop(t, &o->meter);
+        return 0;
+}
+
+/* The size read back, the state file brought up to it, and what the step did or why it failed. */
+static int pool_report(const ActionContext *c, const Decision *d, SqlConn *conn, const PoolPlan *pl,
+                       const PoolOutcome *o, ActionResult *ret) {
+        const ActionTarget *t = c->target;
+        char why[512], a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], e[FORMAT_BYTES_MAX], ts[FORMAT_TIMESPAN_MAX];
 
         uint64_t after = SIZE_UNKNOWN;
-        if (sql_run(&conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", read_size, &after, why, sizeof(why)) < 0 ||
-            after == SIZE_UNKNOWN) {
-                snprintf(ret->detail, sizeof(ret->detail), "pool: %s; reading innodb_buffer_pool_size back: %s",
-                         job.r < 0 ? job.why : job.statement, why);
-                r = -EIO;
-                goto out;
-        }
+        if (sql_run(conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", read_size, &after, why, sizeof(why)) < 0 ||
+            after == SIZE_UNKNOWN)
+                return action_fail(ret, -EIO, "pool: %s; reading innodb_buffer_pool_size back: %s",
+                                   o->job.r < 0 ? o->job.why : o->job.statement, why);
         ret->value = after;
         /* What the pool is now, against what memgov found: all back, or still to put back. */
-        if (after >= configured)
+        if (after >= pl->configured)
                 (void) state_file_forget(c->state, CHANGE_POOL_SIZE);
         else
-                (void) state_file_change(c->state, CHANGE_POOL_SIZE, t->pid, t->starttime, configured, after);
+                (void) state_file_change(c->state, CHANGE_POOL_SIZE, t->pid, t->starttime, pl->configured, after);
 
-        ret->explained = true;
-        if (timed_out) {
-                if (synchronous)
-                        snprintf(ret->detail, sizeof(ret->detail),
-                                 "pool: the %s to %s did not finish within %s; "
-                                 "%s%s, and the buffer pool is %s",
-                                 verb, format_bytes(a, target), format_timespan(ts, timeout),
-                                 killed ? "it was ended by KILL QUERY" : "KILL QUERY failed: ", killed ? "" : kill_why,
-                                 format_bytes(b, after));
-                else {
-                        StrBuf late;
-                        strbuf_init(&late, ret->detail, sizeof(ret->detail));
-                        strbuf_printf(&late,
-                                      "pool: the %s to %s did not finish within %s: the server is still at it "
-                                      "in the background (Innodb_buffer_pool_resize_status: %s",
-                                      verb, format_bytes(a, target), format_timespan(ts, timeout), st.status);
-                        if (st.have_code)
-                                strbuf_printf(&late, "; stage %ld, %ld%% done", st.code, st.progress);
-                        strbuf_printf(&late, ")");
-                }
-                r = -ETIMEDOUT;
-                goto out;
+        if (o->timed_out) {
+                if (pl->synchronous)
+                        return action_refuse(ret, -ETIMEDOUT,
+                                             "pool: the %s to %s did not finish within %s; %s%s, and the buffer pool is %s",
+                                             pl->verb, format_bytes(a, pl->target), format_timespan(ts, pl->timeout),
+                                             o->killed ? "it was ended by KILL QUERY" : "KILL QUERY failed: ",
+                                             o->killed ? "" : o->kill_why, format_bytes(b, after));
+                char stage[64] = "";
+                if (o->st.have_code)
+                        snprintf(stage, sizeof(stage), "; stage %ld, %ld%% done", o->st.code, o->st.progress);
+                return action_refuse(ret, -ETIMEDOUT,
+                                     "pool: the %s to %s did not finish within %s: the server is still at it in the "
+                                     "background (Innodb_buffer_pool_resize_status: %s%s)",
+                                     pl->verb, format_bytes(a, pl->target), format_timespan(ts, pl->timeout),
+                                     o->st.status, stage);
         }
-        if (job.r < 0) {
-                if (job.r == -EACCES)
-                        snprintf(ret->detail, sizeof(ret->detail),
-                                 "pool: the account may not set "
-                                 "innodb_buffer_pool_size (it needs SUPER, or SYSTEM_VARIABLES_ADMIN on MySQL): %s",
-                                 job.why);
-                else if (strstr(job.why, "already in progress"))
-                        snprintf(ret->detail, sizeof(ret->detail),
-                                 "pool: the server is resizing its buffer pool "
-                                 "already (by itself, or for someone else): %s",
-                                 job.why);
-                else
-                        snprintf(ret->detail, sizeof(ret->detail), "pool: %s failed: %s; the buffer pool is %s",
-                                 job.statement, job.why, format_bytes(a, after));
-                r = job.r == -EACCES ? -EACCES : strstr(job.why, "already in progress") ? -EBUSY : job.r;
-                goto out;
+        if (o->job.r < 0) {
+                if (o->job.r == -EACCES)
+                        return action_refuse(ret, -EACCES,
+                                             "pool: the account may not set innodb_buffer_pool_size (it needs SUPER, or "
+                                             "SYSTEM_VARIABLES_ADMIN on MySQL): %s", o->job.why);
+                if (strstr(o->job.why, "already in progress"))
+                        return action_refuse(ret, -EBUSY,
+                                             "pool: the server is resizing its buffer pool already (by itself, or for "
+                                             "someone else): %s", o->job.why);
+                return action_refuse(ret, o->job.r, "pool: %s failed: %s; the buffer pool is %s", o->job.statement,
+                                     o->job.why, format_bytes(a, after));
         }
-        if (state == RESIZE_FAILED || (d->pool.grow ? after <= current : after >= current)) {
-                StrBuf fail;
-                strbuf_init(&fail, ret->detail, sizeof(ret->detail));
-                strbuf_printf(&fail, "pool: the server did not %s its buffer pool to %s: it is %s", verb,
-                              format_bytes(a, target), format_bytes(b, after));
-                if (job.warning[0])
-                        strbuf_printf(&fail, " (%s)", job.warning);
-                if (state == RESIZE_FAILED)
-                        strbuf_printf(&fail, "; Innodb_buffer_pool_resize_status: %s", st.status);
-                r = -EIO;
-                goto out;
+        if (o->state == RESIZE_FAILED || (d->pool.grow ? after <= pl->current : after >= pl->current)) {
+                char warning[300] = "", status[300] = "";
+                if (o->job.warning[0])
+                        snprintf(warning, sizeof(warning), " (%s)", o->job.warning);
+                if (o->state == RESIZE_FAILED)
+                        snprintf(status, sizeof(status), "; Innodb_buffer_pool_resize_status: %s", o->st.status);
+                return action_refuse(ret, -EIO, "pool: the server did not %s its buffer pool to %s: it is %s%s%s",
+                                     pl->verb, format_bytes(a, pl->target), format_bytes(b, after), warning, status);
         }
 
         StrBuf detail;
         strbuf_init(&detail, ret->detail, sizeof(ret->detail));
-        strbuf_printf(&detail, "%s %s in %s", d->pool.grow ? "grew" : "shrank", plan, format_timespan(ts, took));
-        if (after != target)
+        strbuf_printf(&detail, "%s %s in %s", d->pool.grow ? "grew" : "shrank", pl->text, format_timespan(ts, o->took));
+        if (after != pl->target)
                 strbuf_printf(&detail, "; the server set %s", format_bytes(a, after));
+        const Meter *m = &o->meter;
         if (!d->pool.grow) {
-                if (m.what) {
+                if (m->what) {
                         ret->has_freed = true;
-                        ret->freed = m.before > m.after ? m.before - m.after : 0;
-                        strbuf_printf(&detail, "; %s %s -> %s, %s given back", m.what, format_bytes(a, m.before),
-                                      format_bytes(b, m.after), format_bytes(e, ret->freed));
+                        ret->freed = m->before > m->after ? m->before - m->after : 0;
+                        strbuf_printf(&detail, "; %s %s -> %s, %s given back", m->what, format_bytes(a, m->before),
+                                      format_bytes(b, m->after), format_bytes(e, ret->freed));
                 } else
                         strbuf_printf(&detail, "; what it gave back could not be measured (no cgroup, no RSS)");
-        } else if (m.what)
-                strbuf_printf(&detail, "; %s %s -> %s", m.what, format_bytes(a, m.before), format_bytes(b, m.after));
-        strbuf_printf(&detail, "%s", own_note);
-        ret->explained = false;
-        r = 0;
-out:
-        sql_close(&set_conn);
-        sql_close(&conn);
-        return r;
+        } else if (m->what)
+                strbuf_printf(&detail, "; %s %s -> %s", m->what, format_bytes(a, m->before), format_bytes(b, m->after));
+        strbuf_printf(&detail, "%s", pl->own_note);
+        return 0;
+}
+
+int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
+        const ActionTarget *t = c->target;
+        PoolPlan pl = { .verb = d->pool.grow ? "grow" : "shrink" };
+        PoolFacts f = {};
+        PoolStatus st = {};
+        _cleanup_sql_ SqlConn conn = {};
+
+        if (t->pid > 0 && action_target_check(t) < 0)
+                return action_fail(ret, -ESRCH, "pool: process %d is not the server any more", (int) t->pid);
+        if (d->pool.step == 0 || d->pool.floor > BP_ONE)
+                return action_refuse(ret, -EINVAL, "pool: a %s step of %u bp with a floor of %u bp is no step", pl.verb,
+                                     d->pool.step, d->pool.floor);
+        int r = pool_read(c, &conn, &f, &st, ret);
+        if (r < 0)
+                return r;
+        r = pool_plan(d, &conn, &f, &st, &pl, ret);
+        if (r <= 0)
+                return r;
+        if (c->dry_run) {
+                snprintf(ret->detail, sizeof(ret->detail), "would %s %s%s", pl.verb, pl.text, pl.own_note);
+                return 0;
+        }
+        pl.timeout = c->policy->pool_resize_timeout ? c->policy->pool_resize_timeout : POOL_RESIZE_TIMEOUT_DEFAULT;
+        PoolOutcome o = { .st = st };
+        r = pool_resize(c, &conn, &pl, &o, ret);
+        if (r < 0)
+                return r;
+        return pool_report(c, d, &conn, &pl, &o, ret);
 }
 
 /* The size a server was configured with is what the pool is found at the first time memgov

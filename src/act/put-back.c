@@ -35,7 +35,7 @@ static int read_pct(void *userdata, unsigned n, char **row) {
 
 static void put_back_dirty_pct(const ActionContext *c, const ServerChange *rec) {
         char why[512], q[96];
-        SqlConn conn;
+        _cleanup_sql_ SqlConn conn = {};
         uint64_t now = UINT64_MAX;
 
         if (sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why)) < 0) {
@@ -57,7 +57,6 @@ static void put_back_dirty_pct(const ActionContext *c, const ServerChange *rec) 
                 log_info("innodb_max_dirty_pages_pct is %" PRIu64 ".%02" PRIu64 ", not the %" PRIu64 ".%02" PRIu64
                          " the memgov before set: changed since, left as it is", now / 100, now % 100, rec->set / 100,
                          rec->set % 100);
-        sql_close(&conn);
         if (r < 0)
                 log_warning("innodb_max_dirty_pages_pct: not put back to %" PRIu64 ".%02" PRIu64 ": %s", rec->found / 100,
                             rec->found % 100, why);
@@ -81,15 +80,16 @@ static void put_back_max_connections(const ActionContext *c, const ServerChange 
 static void put_back_pool(const ActionContext *c, const ServerChange *rec) {
         /* The pool rung's own grow, the whole way back to what was found in one step. */
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
-        SqlConn conn;
         char why[512];
         uint64_t now = 0;
+        int r;
 
-        int r = sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why));
-        if (r >= 0) {
-                r = sql_run(&conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", read_u64, &now, why, sizeof(why));
-                sql_close(&conn);
-        }
+        {
+                _cleanup_sql_ SqlConn conn = {};
+                r = sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why));
+                if (r >= 0)
+                        r = sql_run(&conn, "SELECT @@GLOBAL.innodb_buffer_pool_size", read_u64, &now, why, sizeof(why));
+        } /* given back before the resize, which takes the kept session */
         if (r < 0 || now == 0) {
                 /* Not read: not "changed since". Kept, and tried again. */
                 log_warning("innodb_buffer_pool_size left by the memgov before at %s (it found %s): not put back yet: %s",

@@ -19,26 +19,19 @@
 static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult *ret) {
         const ActionTarget *t = c->target;
         char why[512], m[FORMAT_BYTES_MAX], ti[FORMAT_TIMESPAN_MAX];
-        SqlConn conn;
+        _cleanup_sql_ SqlConn conn = {};
         int r;
 
         r = sql_connect(c->policy, t->pid, &conn, why, sizeof(why));
-        if (r < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "reset: %s", why);
-                return r;
-        }
+        if (r < 0)
+                return action_fail(ret, r, "reset: %s", why);
         _cleanup_free_ Session *sessions = calloc(SESSIONS_MAX, sizeof(Session));
         unsigned n = 0;
-        if (!sessions) {
-                sql_close(&conn);
+        if (!sessions)
                 return -ENOMEM;
-        }
         r = sessions_list(&conn, true, sessions, &n, why, sizeof(why));
-        if (r < 0) {
-                sql_close(&conn);
-                snprintf(ret->detail, sizeof(ret->detail), "reset: listing the sessions: %s", why);
-                return r;
-        }
+        if (r < 0)
+                return action_fail(ret, r, "reset: listing the sessions: %s", why);
 
         /* MySQL measures a session's memory only with performance_schema's memory instruments
          * on: without them every session reads as holding nothing, and "none holds enough"
@@ -48,13 +41,8 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         r = session_memory_check(&conn, &measured, unmeasured, sizeof(unmeasured));
         if (r < 0)
                 measured = SESSION_MEMORY_MEASURED; /* not known: the figures speak for themselves */
-        if (measured == SESSION_MEMORY_OFF) {
-                sql_close(&conn);
-                snprintf(ret->detail, sizeof(ret->detail), "reset: cannot choose among the %u sessions: %s", n,
-                         unmeasured);
-                ret->explained = true;
-                return -ENODATA;
-        }
+        if (measured == SESSION_MEMORY_OFF)
+                return action_refuse(ret, -ENODATA, "reset: cannot choose among the %u sessions: %s", n, unmeasured);
 
         SessionSelect q = {
                 .max = d->reset.max,
@@ -67,14 +55,14 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         unsigned chosen[1000];
         unsigned k = sessions_select(sessions, n, &q, chosen);
         if (k == 0) {
-                sql_close(&conn);
                 char largest[FORMAT_BYTES_MAX];
-                snprintf(ret->detail, sizeof(ret->detail), "reset: none of the %u sessions holds %s or more and may be "
-                         "reset (the largest that may: %s)%s%s", n, format_bytes(m, d->reset.min_memory),
-                         format_bytes(largest, sessions_largest(sessions, n, &q)),
-                         measured == SESSION_MEMORY_PARTIAL ? "; " : "", measured == SESSION_MEMORY_PARTIAL ? unmeasured : "");
-                ret->explained = true; /* not a file that was missing */
-                return -ENOENT;
+                /* Explained: -ENOENT is no file that was missing. */
+                return action_refuse(ret, -ENOENT,
+                                     "reset: none of the %u sessions holds %s or more and may be reset (the largest "
+                                     "that may: %s)%s%s", n, format_bytes(m, d->reset.min_memory),
+                                     format_bytes(largest, sessions_largest(sessions, n, &q)),
+                                     measured == SESSION_MEMORY_PARTIAL ? "; " : "",
+                                     measured == SESSION_MEMORY_PARTIAL ? unmeasured : "");
         }
 
         /* Who, and why them: the log and status say it. */
@@ -89,12 +77,10 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                               session_is_idle(s, &q) ? "idle" : s->command, format_timespan(ti, s->time_s * USEC_PER_SEC),
                               format_bytes(m, s->memory));
         }
-        if (c->dry_run) {
-                sql_close(&conn);
+        if (c->dry_run)
                 return 0;
-        }
         unsigned killed = sessions_end(&conn, sessions, chosen, k);
-        sql_close(&conn);
+        sql_close(&conn); /* the kept session given back: the trim by SQL takes it */
 
         TrimReport tr;
         r = trim_run(c->policy, t->pid, t->starttime, 0, c->policy->trim_method, false, -1, &tr, why, sizeof(why));
@@ -139,19 +125,16 @@ int reset_action(void *userdata, const ActionContext *c, const Decision *d, Acti
                 };
                 r = hook_run(p->reset_exec, &h, p->hook_timeout, c->dry_run, out, sizeof(out), why, sizeof(why));
                 if (r < 0)
-                        snprintf(ret->detail, sizeof(ret->detail), "reset: %s", why);
-                else /* "would ..." as the hook's dry run says it, or "ran CMD: its last line" */
-                        snprintf(ret->detail, sizeof(ret->detail), "reset: %s%s%s%s", c->dry_run ? "" : "ran ",
-                                 c->dry_run ? out : p->reset_exec, !c->dry_run && out[0] ? ": " : "",
-                                 c->dry_run ? "" : out);
+                        return action_fail(ret, r, "reset: %s", why);
+                /* "would ..." as the hook's dry run says it, or "ran CMD: its last line" */
+                snprintf(ret->detail, sizeof(ret->detail), "reset: %s%s%s%s", c->dry_run ? "" : "ran ",
+                         c->dry_run ? out : p->reset_exec, !c->dry_run && out[0] ? ": " : "", c->dry_run ? "" : out);
                 return r;
         }
         case RESET_SIGNAL:
                 r = signal_processes(p->reset_signal_process, p->reset_signal, c->target, c->dry_run, why, sizeof(why));
-                if (r < 0) {
-                        snprintf(ret->detail, sizeof(ret->detail), "reset: %s", why);
-                        return r;
-                }
+                if (r < 0)
+                        return action_fail(ret, r, "reset: %s", why);
                 snprintf(ret->detail, sizeof(ret->detail), "reset: %s signal %d to %d process(es) named %s in %s",
                          c->dry_run ? "would send" : "sent", p->reset_signal, r, p->reset_signal_process,
                          c->target->description);

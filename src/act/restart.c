@@ -50,7 +50,7 @@ static bool parse_hundredths(const char *s, uint64_t *ret) {
  * setting it had goes into saved (32 bytes), for when the restart does not happen. */
 static void preflush(const ActionContext *c, char *note, size_t size, char *saved) {
         char why[512], t[FORMAT_TIMESPAN_MAX];
-        SqlConn conn;
+        _cleanup_sql_ SqlConn conn = {};
         long long first = -1, dirty = -1;
 
         if (sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why)) < 0) {
@@ -61,7 +61,6 @@ static void preflush(const ActionContext *c, char *note, size_t size, char *save
         (void) sql_run(&conn, q, read_dirty, &first, why, sizeof(why));
         if (c->dry_run) {
                 snprintf(note, size, "would flush %lld dirty pages first", first);
-                sql_close(&conn);
                 return;
         }
         /* Never a setting that could not be put back. */
@@ -70,7 +69,6 @@ static void preflush(const ActionContext *c, char *note, size_t size, char *save
             !old[0] || strspn(old, "0123456789.") != strlen(old)) {
                 snprintf(note, size, "pre-flush skipped (innodb_max_dirty_pages_pct unreadable%s%s)",
                          old[0] ? "" : ": ", old[0] ? "" : why);
-                sql_close(&conn);
                 return;
         }
         /* Recorded before it is made: a memgov that dies while it waits for the flush leaves the
@@ -81,7 +79,6 @@ static void preflush(const ActionContext *c, char *note, size_t size, char *save
         if (sql_run(&conn, "SET GLOBAL innodb_max_dirty_pages_pct = 0", NULL, NULL, why, sizeof(why)) < 0) {
                 snprintf(note, size, "pre-flush refused (%s)", why);
                 (void) state_file_forget(c->state, CHANGE_DIRTY_PAGES_PCT);
-                sql_close(&conn);
                 return;
         }
         snprintf(saved, 32, "%s", old);
@@ -93,7 +90,6 @@ static void preflush(const ActionContext *c, char *note, size_t size, char *save
                 if (sql_run(&conn, q, read_dirty, &dirty, why, sizeof(why)) < 0)
                         break;
         }
-        sql_close(&conn);
         snprintf(note, size, "flushed dirty pages %lld -> %lld in %s", first, dirty,
                  format_timespan(t, now_clock(CLOCK_MONOTONIC) - start));
 }
@@ -102,13 +98,12 @@ static void preflush(const ActionContext *c, char *note, size_t size, char *save
  * were about to stop. */
 static void preflush_undo(const ActionContext *c, const char *saved, char *note, size_t size) {
         char why[512], q[96];
-        SqlConn conn;
+        _cleanup_sql_ SqlConn conn = {};
 
         int r = sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why));
         if (r >= 0) {
                 snprintf(q, sizeof(q), "SET GLOBAL innodb_max_dirty_pages_pct = %s", saved);
                 r = sql_run(&conn, q, NULL, NULL, why, sizeof(why));
-                sql_close(&conn);
         }
         if (r < 0)
                 snprintf(note, size, "; innodb_max_dirty_pages_pct left at 0, not put back to %s (%s)", saved, why);
@@ -257,10 +252,8 @@ int restart_action(void *userdata, const ActionContext *c, const Decision *d, Ac
         bool unit = t->kind == TARGET_UNIT && t->unit[0];
         int r;
 
-        if (!unit && t->pid <= 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "restart: no server process in %s", t->description);
-                return -ESRCH;
-        }
+        if (!unit && t->pid <= 0)
+                return action_fail(ret, -ESRCH, "restart: no server process in %s", t->description);
         put_back_inherited_kind(c, CHANGE_DIRTY_PAGES_PCT);
         if (d->restart.preflush)
                 preflush(c, flush, sizeof(flush), saved);
@@ -286,9 +279,8 @@ int restart_action(void *userdata, const ActionContext *c, const Decision *d, Ac
                 (void) state_file_forget(c->state, CHANGE_DIRTY_PAGES_PCT);
 
         if (r < 0)
-                snprintf(ret->detail, sizeof(ret->detail), "restart: %s%s%s%s%s", why, flush[0] ? "; " : "", flush, pre,
-                         undo);
-        else if (c->dry_run)
+                return action_fail(ret, r, "restart: %s%s%s%s%s", why, flush[0] ? "; " : "", flush, pre, undo);
+        if (c->dry_run)
                 snprintf(ret->detail, sizeof(ret->detail), "would %s%s%s%s%s%s%s",
                          unit ? "restart " : "send SIGTERM to ", unit ? t->unit : t->description,
                          unit ? " through systemd (RestartUnit)" : " through a pidfd", flush[0] ? "; " : "", flush, pre,

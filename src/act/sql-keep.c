@@ -131,7 +131,7 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
         /* On the kept session, borrowed once: what the reset will be able to see, said once a
          * session rather than at the first reset, when it is too late to turn the instruments
          * on; and the buffer pool, as the server keeps it between memgov's own steps. */
-        SqlConn kept_conn;
+        _cleanup_sql_ SqlConn kept_conn = {};
         if (st == SQL_KEEP_OPEN && c->target->pid > 0 &&
             sql_connect(c->policy, c->target->pid, &kept_conn, why, sizeof(why)) >= 0) { /* the one kept */
                 if (opened) {
@@ -145,7 +145,7 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
                                 say_anonymous_accounts(&kept_conn);
                 }
                 pool_watch(&kept_conn, c->target->pid, c->target->starttime);
-                sql_close(&kept_conn);
+                sql_close(&kept_conn); /* given back before the put-back below, which takes it */
         }
         /* What the memgov before this one changed and did not put back, once the server takes
          * clients (the state file's inherited changes; nothing once they are put back). */

@@ -420,7 +420,7 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
         assert(p);
         assert(ret);
         assert(why);
-        SqlConn c;
+        _cleanup_sql_ SqlConn c = {};
         int r;
 
         *ret = (TrimReport) { .method = TRIM_SQL, .function = "memgov_trim()", .allocator = detect_allocator(pid) };
@@ -431,7 +431,6 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
                 /* Everything but the call: is the function there? */
                 unsigned rows = 0;
                 r = sql_run(&c, "SELECT 1 FROM mysql.func WHERE name = 'memgov_trim'", count_row, &rows, why, why_size);
-                sql_close(&c);
                 if (r >= 0 && rows == 0) {
                         snprintf(why, why_size, "memgov_trim() is not installed in the server (" TRIM_UDF_HINT ")");
                         return -ENOENT;
@@ -443,7 +442,6 @@ int trim_by_sql(const Policy *p, pid_t pid, bool dry_run, TrimReport *ret, char 
         usec_t t0 = now_clock(CLOCK_MONOTONIC);
         r = sql_run(&c, "SELECT memgov_trim()", parse_freed, &answer, why, why_size);
         ret->duration = now_clock(CLOCK_MONOTONIC) - t0;
-        sql_close(&c);
         if (r == -ENOENT) {
                 snprintf(why, why_size, "memgov_trim() is not installed in the server (" TRIM_UDF_HINT ")");
                 return r;
@@ -557,14 +555,10 @@ int trim_action(void *userdata, const ActionContext *c, const Decision *d, Actio
         char why[512];
         TrimReport rep;
 
-        if (t->pid <= 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "trim: no server process in %s", t->description);
-                return -ESRCH;
-        }
-        if (action_target_check(t) < 0) {
-                snprintf(ret->detail, sizeof(ret->detail), "trim: process %d is not the server any more", (int) t->pid);
-                return -ESRCH;
-        }
+        if (t->pid <= 0)
+                return action_fail(ret, -ESRCH, "trim: no server process in %s", t->description);
+        if (action_target_check(t) < 0)
+                return action_fail(ret, -ESRCH, "trim: process %d is not the server any more", (int) t->pid);
         int r = trim_run(c->policy, t->pid, t->starttime, 0, d->trim.method, c->dry_run, -1, &rep, why, sizeof(why));
         trim_report_text(t->pid, &rep, r, why, c->dry_run, ret->detail, sizeof(ret->detail));
         if (r < 0) {

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon/manager.h"
 #include "cli.h"
+#include "memgov/daemon.h"
 #include "memgov/policy-file.h"
 #include "memgov/units.h"
 

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../daemon/manager.h"
 #include "cli.h"
+#include "memgov/daemon.h"
 #include "memgov/log.h"
 #include "memgov/units.h"
 

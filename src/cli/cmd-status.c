@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../daemon/manager.h"
 #include "cli.h"
 #include "memgov/clock.h"
+#include "memgov/daemon.h"
 #include "memgov/fileio.h"
 #include "memgov/log.h"
 #include "memgov/strutil.h"

@@ -6,6 +6,7 @@
 usage: check-ladder.py MEMGOV POLICY TRACE DAEMON_LOG [--before-oom] [--rungs trim,throttle,...]"""
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -29,13 +30,14 @@ def main():
         fail(f"replay failed: {out.stderr.strip()}")
     replay = json.loads(out.stdout)["decisions"]
 
-    # What the daemon logged: "memgov: VERB   REASON" with VERB as in format.h (dry run: "would ...").
-    verbs = {"level": "level", "would trim": "trim", "would set memory.high": "memory.high",
-             "would set memory.max": "memory.max", "would reset": "reset", "would restart": "restart",
-             "would resize pool": "pool", "resize pool": "pool",
-             "would set max_connections": "admission", "set max_connections": "admission",
-             "trim": "trim", "set memory.high": "memory.high", "set memory.max": "memory.max",
-             "reset": "reset", "restart": "restart", "effect": "effect", "hold": "hold", "event": "event"}
+    # What the daemon logged: "memgov: VERB   REASON" with VERB as in format.h (dry run: "would ..."):
+    # each action's verb and name from the registry of actions (src/core/action.c).
+    verbs = {"level": "level", "effect": "effect", "hold": "hold", "event": "event"}
+    registry = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "core", "action.c")).read()
+    for name, verb in re.findall(r'\.name = "([^"]+)", \.verb = "([^"]+)"', registry):
+        verbs[verb] = verbs["would " + verb] = name
+    if len(verbs) < 4 + 2 * 7:
+        fail(f"the registry of actions not read: {verbs}")
     pattern = re.compile(r"^memgov: (?:warning: |error: )?(" + "|".join(sorted(map(re.escape, verbs), key=len, reverse=True)) + r") +(.*)$")
     daemon = []
     for line in open(log, encoding="utf-8"):
