@@ -258,10 +258,9 @@ static bool admit_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff
         Engine *e = k->e;
         ActionState *st = &e->act[a];
         /* The lowering carried to a new server process: the storm's clients are coming back, and
-         * a 10-minute backoff would leave the new server to them. In the outcome benchmark, the
-         * new server, swamped by 110 reconnecting clients, reset the handshake of the lowering's
-         * connection; the kept session opened a second later, admission waited for its backoff,
-         * and the kernel killed the server 15 s on. */
+         * a 10-minute backoff would leave the new server to them; a swamped new server may reset
+         * the lowering's handshake, and the next try a second later gets through.
+         * Seen with the backoff: 110 clients back, the handshake reset, the kernel's kill 15 s on. */
         if (state(e)->carried && state(e)->carry_failed + 1 < ADMIT_CARRY_TRIES) {
                 state(e)->carry_failed++;
                 state(e)->lowered = false;

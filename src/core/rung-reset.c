@@ -176,9 +176,8 @@ static void reset_judged(const Tick *k, ActionKind a, bool *keep_backoff, const 
 /* A new server process: what failed against the old one's sessions says nothing of the new
  * one's (the generic bookkeeping lifts the backoff of a failure), and the emergency reset (once
  * an emergency, not within reset.cooldown of the last) ended sessions of the process that is
- * gone: the new one's are its own. In the outcome benchmark's storm, the ETA of the old process
- * ran on until the new one took clients, the emergency with it, and the new server, its storm's
- * sessions back and rising 33G/h, had no emergency reset before the kernel killed it. */
+ * gone: the new one's are its own, also in an emergency that began before it.
+ * Seen otherwise: a new server's storm sessions back, rising 33G/h, no emergency reset, killed. */
 static void reset_new_process(Tick *k) {
         Engine *e = k->e;
         const ActionState *st = &e->act[ACTION_RESET];

@@ -476,7 +476,7 @@ static bool run(Scenario *sc, const Fault *f) {
                                                 violated(sc, "tick %zu: %s %s after the previous one, under its cooldown",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_of[a]));
-                                        if (any_ladder && !d->emergency && !d->admit.carried && now - last_ladder < p->settle)
+                                        if (any_ladder && !d->emergency && !(a == ACTION_ADMIT && d->admit.carried) && now - last_ladder < p->settle)
                                                 violated(sc, "tick %zu: %s %s after the previous ladder action, under settle",
                                                          i, decision_name(d),
                                                          format_timespan(tb, now - last_ladder));

@@ -174,8 +174,10 @@ void check_invariants(const Sim *sim) {
                 }
                 /* The ladder's own actions: those paced by their rung (the registry's "paced"). */
                 if (decision_is_action(d) && action_info(d->action)->paced) {
-                        /* Admission carried to a new process is not paced by the old one's actions. */
-                        if (last_action && !d->emergency && !d->admit.carried && sim->at[i] - last_action < sim->p.settle) {
+                        /* Admission carried to a new process is not paced by the old one's actions
+                         * (admit is the union member of admission's decisions only). */
+                        bool carried = d->action == ACTION_ADMIT && d->admit.carried;
+                        if (last_action && !d->emergency && !carried && sim->at[i] - last_action < sim->p.settle) {
                                 dump(sim);
                                 fail_msg("two actions %" PRIu64 "us apart, under settle", sim->at[i] - last_action);
                         }

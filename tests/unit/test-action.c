@@ -77,8 +77,12 @@ static void sink_string(void *u, const char *key, const char *v) {
 static void test_every_action_has_parameters(void **state) {
         for (ActionKind k = 0; k < _ACTION_KIND_MAX; k++)
                 for (int variant = 0; variant < 2; variant++) {
-                        Decision d = { .kind = DECISION_ACTION, .action = k, .pool.grow = variant,
-                                       .admit.restore = variant, .pool.grow_max = SIZE_UNLIMITED };
+                        /* The variants of the action's own parameters: its member of the union only. */
+                        Decision d = { .kind = DECISION_ACTION, .action = k };
+                        if (k == ACTION_POOL)
+                                d.pool = (PoolParams) { .grow = variant, .grow_max = SIZE_UNLIMITED };
+                        else if (k == ACTION_ADMIT)
+                                d.admit = (AdmitParams) { .restore = variant };
                         unsigned n = 0;
                         action_params(&d, &(const ActionParamSink) { .u64 = sink_u64, .size = sink_u64, .boolean = sink_bool,
                                                                      .string = sink_string, .userdata = &n });
