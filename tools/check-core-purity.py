@@ -10,7 +10,8 @@ import sys
 
 ALLOWED = {
     # memory and strings
-    'calloc', 'free', 'memchr', 'memcmp', 'memcpy', 'memmove', 'memset', 'strcasecmp', 'strchr', 'strcmp',
+    # (clang turns a memcmp whose result is only compared with zero into bcmp)
+    'bcmp', 'calloc', 'free', 'memchr', 'memcmp', 'memcpy', 'memmove', 'memset', 'strcasecmp', 'strchr', 'strcmp',
     'strcpy', 'strlen', 'strncasecmp', 'strncmp', 'strnlen', 'strrchr', 'strstr', 'strspn', 'strcspn',
     'snprintf', 'vsnprintf', 'strtoul', 'strtoull', 'strtod', 'qsort', '__ctype_b_loc', '__ctype_tolower_loc',
     '__ctype_toupper_loc', 'tolower', 'toupper', 'isspace', 'isdigit', 'isalpha', 'isalnum', 'isxdigit', 'inet_pton',

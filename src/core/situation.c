@@ -51,7 +51,7 @@ uint64_t resolve_budget(const Tick *k, const char **ret_source) {
         case BUDGET_HOST_SHARE:
                 *ret_source = "share of host RAM";
                 return (s->has & SAMPLE_HAS_HOST) ? apply_bp(s->host_total, p->budget_share) : SIZE_UNKNOWN;
-        case BUDGET_AUTO:
+        case BUDGET_AUTO: {
                 /* Our own raise of memory.max does not move the budget, nor does it while its
                  * restore is still on its way (the sample shows the raised value until the write
                  * lands).
@@ -72,6 +72,7 @@ uint64_t resolve_budget(const Tick *k, const char **ret_source) {
                 }
                 *ret_source = "nothing";
                 return SIZE_UNKNOWN;
+        }
         }
         return SIZE_UNKNOWN;
 }
