@@ -41,6 +41,7 @@ typedef enum DecisionCode {
         HOLD_NO_WALL,
         HOLD_STARTING, /* the server is still starting: the ladder waits until it accepts clients */
         HOLD_MAX_WRITE, /* the restart waits for a write of memory.max under way, to raise it from there */
+        HOLD_ADMIT_NOT_STORM, /* the connections rose, but the growth came while their count stood still */
         /* DECISION_LEVEL */
         LEVEL_UP_AT,          /* at or above the rung's at */
         LEVEL_UP_ETA,         /* the ETA under the rung's eta */

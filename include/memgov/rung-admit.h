@@ -34,5 +34,11 @@ typedef struct AdmitState {
         unsigned conn_min[ADMIT_CONN_BUCKETS + 1];
         uint64_t conn_ws[ADMIT_CONN_BUCKETS + 1]; /* the working set when that fewest was first seen */
         usec_t conn_t[ADMIT_CONN_BUCKETS + 1];
+        /* The count, the working set and the time at the bucket's latest sample, and how many
+         * samples it holds: what the working set grew by while the count rose, or stood still. */
+        unsigned conn_last[ADMIT_CONN_BUCKETS + 1];
+        uint64_t ws_last[ADMIT_CONN_BUCKETS + 1];
+        usec_t t_last[ADMIT_CONN_BUCKETS + 1];
+        unsigned samples[ADMIT_CONN_BUCKETS + 1];
         unsigned conn_n, conn_head;
 } AdmitState;

@@ -23,6 +23,9 @@ typedef enum SampleHas {
 } SampleHas;
 
 
+/* The sampler counts the server's connections once in this many samples (src/io/sampler.c). */
+#define SAMPLE_CONNECTIONS_EVERY 5u
+
 typedef struct Sample {
         usec_t mono; /* monotonic clock: the engine's only notion of "now" */
         usec_t wall; /* realtime clock, for maintenance windows and display */
@@ -43,7 +46,8 @@ typedef struct Sample {
         uint64_t rss, rss_anon;
         unsigned anon_maps, threads;
         /* The server's socket descriptors: one per client connection, plus its few listening
-         * sockets (a connection storm shows as their rise). */
+         * sockets (a connection storm shows as their rise). Counted once in
+         * SAMPLE_CONNECTIONS_EVERY samples, the count kept in between. */
         unsigned connections;
         /* 1 once the server process has accepted a client (an SQL session, or an answer that
          * refused one), 0 while a database server listens on nothing yet: it is still starting

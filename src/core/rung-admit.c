@@ -12,8 +12,8 @@ static AdmitState *state(const Engine *e) {
 }
 
 /* The server's connection count goes into buckets of admit.rise-window / ADMIT_CONN_BUCKETS,
- * each keeping the fewest it saw and the working set when it first saw it; buckets older than the
- * window go. */
+ * each keeping the fewest it saw and the working set when it first saw it, and its latest sample;
+ * buckets older than the window go. */
 static void admit_sample(Tick *k) {
         AdmitState *st = state(k->e);
         const Policy *p = k->p;
@@ -35,6 +35,10 @@ static void admit_sample(Tick *k) {
                         st->conn_min[last] = s->connections;
                         st->conn_ws[last] = ws;
                 }
+                st->conn_last[last] = s->connections;
+                st->ws_last[last] = ws;
+                st->t_last[last] = now;
+                st->samples[last]++;
                 return;
         }
         if (st->conn_n == size) {
@@ -42,9 +46,10 @@ static void admit_sample(Tick *k) {
                 st->conn_n--;
         }
         unsigned i = (st->conn_head + st->conn_n) % size;
-        st->conn_min[i] = s->connections;
-        st->conn_ws[i] = ws;
-        st->conn_t[i] = now;
+        st->conn_min[i] = st->conn_last[i] = s->connections;
+        st->conn_ws[i] = st->ws_last[i] = ws;
+        st->conn_t[i] = st->t_last[i] = now;
+        st->samples[i] = 1;
         st->conn_n++;
 }
 
@@ -85,6 +90,86 @@ static bool connections_rising(const Tick *k) {
                 return false;
         uint64_t rise = s->connections - fewest;
         return rise >= k->p->admit_min_rise && rise * BP_ONE >= (uint64_t) fewest * k->p->admit_min_rise_share;
+}
+
+/* The j-th bucket of admit.rise-window, oldest first. */
+static unsigned bucket(const AdmitState *st, unsigned j) {
+        return (st->conn_head + j) % ELEMENTSOF(st->conn_min);
+}
+
+/* Whether the count at the j-th bucket's latest sample (j >= 1) is above the one before's. */
+static bool bucket_rose(const AdmitState *st, unsigned j) {
+        return st->conn_last[bucket(st, j)] > st->conn_last[bucket(st, j - 1)];
+}
+
+/* What the new connections brought of the working set's growth within admit.rise-window. A
+ * bucket's growth is its latest working set less the bucket's before; it rose with the count, or
+ * stood still. The sessions already connected grow on their own at the rate of the runs of
+ * buckets that stood still before the last rise, a run counted only when it holds
+ * SAMPLE_CONNECTIONS_EVERY samples or more (a count taken in it: between two counts the count was
+ * not looked at, it did not stand still). What a bucket that rose grew by over that rate came with
+ * the new connections. Growth after the last rise is left out: new sessions grow after they
+ * connect, as the old ones do. */
+typedef struct RiseGrowth {
+        bool known;     /* false: no run stood still before the last rise (a rise in every bucket, as in a storm) */
+        uint64_t with;  /* the growth of the buckets that rose, over the standing rate */
+        uint64_t total; /* the working set's growth, up to the last rise */
+} RiseGrowth;
+
+static RiseGrowth rise_growth(const Engine *e) {
+        const AdmitState *st = state(e);
+        RiseGrowth g = {};
+        unsigned last = 0;
+        for (unsigned j = 1; j < st->conn_n; j++)
+                if (bucket_rose(st, j))
+                        last = j;
+        if (last == 0)
+                return g;
+
+        int64_t grew = 0;
+        usec_t took = 0;
+        for (unsigned j = 1; j < last;) {
+                unsigned end = j, samples = 0;
+                while (end < last && !bucket_rose(st, end))
+                        samples += st->samples[bucket(st, end++)];
+                if (end > j && samples >= SAMPLE_CONNECTIONS_EVERY) {
+                        grew += (int64_t) (st->ws_last[bucket(st, end - 1)] - st->ws_last[bucket(st, j - 1)]);
+                        took += st->t_last[bucket(st, end - 1)] - st->t_last[bucket(st, j - 1)];
+                }
+                j = MAX(end, j + 1);
+        }
+        if (took == 0)
+                return g;
+
+        double rate = grew > 0 ? (double) grew / (double) took : 0, with = 0;
+        for (unsigned j = 1; j <= last; j++)
+                if (bucket_rose(st, j)) {
+                        unsigned i = bucket(st, j), h = bucket(st, j - 1);
+                        with += (double) (int64_t) (st->ws_last[i] - st->ws_last[h]) -
+                                rate * (double) (st->t_last[i] - st->t_last[h]);
+                }
+        int64_t total = (int64_t) (st->ws_last[bucket(st, last)] - st->ws_last[bucket(st, 0)]);
+        g.known = true;
+        g.with = with > 0 ? (uint64_t) with : 0;
+        g.total = total > 0 ? (uint64_t) total : 0;
+        return g;
+}
+
+/* A connection storm: the connections rose, and brought most of the working set's growth over
+ * the rise (or no count that stood still tells otherwise). Admission refuses new connections: it
+ * helps only against growth that comes with them. Growth in sessions connected already, as fast
+ * while their count stood still, is for the reset to find.
+ * Seen otherwise: four growing sessions beside a client ramping to 128 threads, 825 of its
+ * connections refused. */
+static bool growth_with_connections(const RiseGrowth *g) {
+        return !g->known || g->with * 2 >= g->total;
+}
+
+static bool connection_storm(const Tick *k) {
+        if (!connections_rising(k))
+                return false;
+        RiseGrowth g = rise_growth(k->e);
+        return growth_with_connections(&g);
 }
 
 /* admit.fit: how many connections more fit under admit_fit_bound(), each at the working set's cost
@@ -223,7 +308,7 @@ static bool admit_available(const Tick *k) {
         /* A rung only in a connection storm (or while it is in place, or the ladder is on it):
          * with a flat count it would not help, and the ladder passes it by. */
         return (k->s->has & SAMPLE_HAS_CONNECTIONS) &&
-               (state(k->e)->lowered || k->e->level == LEVEL_ADMIT || connections_rising(k));
+               (state(k->e)->lowered || k->e->level == LEVEL_ADMIT || connection_storm(k));
 }
 
 /* In place already: what it can do is done. */
@@ -289,7 +374,7 @@ static bool admit_plan(Tick *k) {
 
         if (e->level >= LEVEL_ADMIT && step_available(k, LEVEL_ADMIT) && !state(e)->lowered &&
             !e->act[ACTION_ADMIT].spent && cooldown_over(k, ACTION_ADMIT, LEVEL_ADMIT) && recheck(k, LEVEL_ADMIT) &&
-            connections_rising(k)) {
+            connection_storm(k)) {
                 uint64_t ws_fewest;
                 usec_t fewest_at;
                 unsigned fewest = conn_fewest_at(e, &ws_fewest, &fewest_at);
@@ -323,6 +408,25 @@ static bool admit_plan(Tick *k) {
         return false;
 }
 
+/* Called for on its thresholds, the connections risen, but passed by: said once, with its figures. */
+static void admit_before_ladder(Tick *k) {
+        const Policy *p = k->p;
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+
+        if (!p->step[LEVEL_ADMIT].enabled || k->starting || state(k->e)->lowered || !step_enters(k, LEVEL_ADMIT) ||
+            !connections_rising(k))
+                return;
+        RiseGrowth g = rise_growth(k->e);
+        if (growth_with_connections(&g))
+                return;
+        hold(k, ACTION_ADMIT, HOLD_ADMIT_NOT_STORM,
+             "%s; %u connections, up from %u within admit.rise-window %s, but they came with %s of the %s the "
+             "working set grew by: the rest came as fast while their count stood still, in sessions connected "
+             "already, which refusing new ones would not stop (admission passed by)",
+             ctx(k), k->s->connections, conn_fewest(k->e), format_timespan(t, p->admit_rise_window),
+             format_bytes(a, g.with), format_bytes(b, g.total));
+}
+
 static void admit_simulate(Engine *e) {
         /* A lowering that only was assumed. */
         state(e)->lowered = state(e)->carry = state(e)->tried = false;
@@ -346,6 +450,7 @@ const Rung rung_admit = {
         .climbed_to = admit_climbed_to,
         .holds_level = admit_holds_level,
         .sample = admit_sample,
+        .before_ladder = admit_before_ladder,
         .new_process = admit_new_process,
         .failed = admit_failed,
         .early = plan_admit_carry,

@@ -15,7 +15,7 @@
 
 int sampler_init(Sampler *s, const Roots *roots) {
         assert(s);
-        *s = (Sampler) { .roots = roots, .cgroup_fd = -1, .maps_every = 60, .conn_every = 5 };
+        *s = (Sampler) { .roots = roots, .cgroup_fd = -1, .maps_every = 60, .conn_every = SAMPLE_CONNECTIONS_EVERY };
         s->clk_tck = sysconf(_SC_CLK_TCK);
         if (s->clk_tck <= 0)
                 s->clk_tck = 100;
