@@ -3,8 +3,10 @@
 """The admission rung through the daemon, on a fake cgroup and proc tree: the sampler counts the
 server's socket descriptors (/proc/PID/fd links "socket:[N]"), the trace records them, and a
 working set rising with a connection storm makes the daemon (dry run) lower max_connections and
-raise memory.max for a while; the same growth with a flat count goes to reset instead. The
-recorded trace replays to the decisions the daemon logged.
+raise memory.max for a while; the same growth with a flat count goes to reset instead, and so
+does growth beside a client that ramps its connections up in steps (the growth is not theirs:
+admission is passed by, and says so). The recorded trace replays to the decisions the daemon
+logged.
 usage: admit-daemon.py MEMGOV SOURCE_ROOT"""
 import csv
 import json
@@ -49,7 +51,8 @@ def sockets(proc, n):
         os.symlink(f"socket:[{100000 + i}]", os.path.join(fd, str(10 + i)))
 
 
-def run(tmp, storm):
+def run(tmp, mode):
+    storm = mode == "storm"
     ws0 = 120 * MB
     inactive = inactive_file(DATA)
     cg, proc = make_tree(DATA, tmp, ws0 + inactive)
@@ -74,17 +77,26 @@ def run(tmp, storm):
         time.sleep(3)  # a calm baseline: the fewest connections within the rise window
         ws = ws0
         want = "would set max_connections" if storm else "would reset"
-        for _ in range(400):
+        for step in range(400):
             if want in logged():
                 break
-            ws += 1 * MB
+            if mode == "ramp":
+                # 1.5M/s in the sessions connected already; a client doubling its connections
+                # every 10 s, each costing nothing: counted as the sampler counts, once in five
+                # samples, between stretches where the count stands still.
+                ws += 3 * MB // 10
+                if step % 50 == 0:
+                    conns = 5 + (1 << (step // 50))
+                    sockets(proc, conns)
+            else:
+                ws += 1 * MB
             set_current(cg, ws + inactive)
             if storm and conns < 200:
                 conns += 2
                 sockets(proc, conns)
             time.sleep(0.2)
         else:
-            fail(f"no '{want}' in the daemon's log (storm {storm}):\n{logged()[-3000:]}")
+            fail(f"no '{want}' in the daemon's log ({mode}):\n{logged()[-3000:]}")
         time.sleep(1)
         if storm:
             # memgov status --json: the admission in the history with its parameters.
@@ -114,12 +126,22 @@ def run(tmp, storm):
         if max(counts) <= counts[0] + 10:
             fail(f"the recorded connection count did not rise: {counts[:3]} ... {counts[-3:]}")
         ok(f"storm: connections recorded {counts[0]} -> {max(counts)}; {adm[0].split('memgov: ')[-1][:200]}")
-    else:
+    elif mode == "flat":
         if "max_connections" in text:
             fail(f"admission with a flat connection count:\n{text[-2000:]}")
         if len(set(counts)) != 1:
             fail(f"the recorded count moved: {set(counts)}")
         ok(f"flat count ({counts[0]}): no admission, the ladder went on to reset")
+    else:
+        if "max_connections" in text:
+            fail(f"admission for growth beside a ramp of connections:\n{text[-3000:]}")
+        passed = [line for line in text.splitlines() if "admission passed by" in line]
+        if len(passed) != 1 or "connections, up from" not in passed[0]:
+            fail(f"admission passed by not said once, with the rise:\n{text[-3000:]}")
+        if max(counts) < counts[0] + 10:
+            fail(f"the recorded connection count did not rise: {counts[:3]} ... {counts[-3:]}")
+        ok(f"ramp: connections recorded {counts[0]} -> {max(counts)}, no admission, the ladder went on to "
+           f"reset; {passed[0].split('memgov: ')[-1][:260]}")
 
     # The recorded trace replays to the decisions the daemon logged (their kinds, in order).
     r = subprocess.run([MEMGOV, "replay", "--json", "--policy", policy, trace], capture_output=True, text=True)
@@ -134,7 +156,9 @@ def run(tmp, storm):
     if storm and "admission" not in kinds:
         fail(f"the replay has no admission decision: {kinds}")
     if not storm and "admission" in kinds:
-        fail(f"the replay of a flat count has an admission decision: {kinds}")
+        fail(f"the replay ({mode}) has an admission decision: {kinds}")
+    if mode == "ramp" and not any("admission passed by" in x.get("reason", "") for x in decisions):
+        fail(f"the replay of the ramp does not say admission was passed by: {kinds}")
     ok(f"replay of the recorded trace: {kinds.count('admission')} admission decision(s), "
        f"{kinds.count('reset')} reset(s)")
 
@@ -143,10 +167,10 @@ def main():
     if os.geteuid() != 0:
         print("admit-daemon: SKIP: needs root")
         sys.exit(77)
-    for storm in (True, False):
+    for mode in ("storm", "flat", "ramp"):
         tmp = tempfile.mkdtemp(prefix="memgov-admit-daemon-")
         try:
-            run(tmp, storm)
+            run(tmp, mode)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
