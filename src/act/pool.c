@@ -320,6 +320,13 @@ static int pool_plan(const Decision *d, const SqlConn *conn, const PoolFacts *f,
         if (floor_by)
                 snprintf(pl->floor_note, sizeof(pl->floor_note), "floor %s, %s (memgov's: %s of the configured %s)",
                          format_bytes(a, floor), floor_by, format_bp(pc, d->pool.floor), format_bytes(b, configured));
+        else if (floor > apply_bp(configured, d->pool.floor))
+                /* MySQL's pool resizes in innodb_buffer_pool_chunk_size (128M by default) times its
+                 * instances: a 128M pool has nowhere to go. */
+                snprintf(pl->floor_note, sizeof(pl->floor_note),
+                         "floor %s, %s of the configured %s rounded up to the server's resize unit %s",
+                         format_bytes(a, floor), format_bp(pc, d->pool.floor), format_bytes(b, configured),
+                         format_bytes(e, unit));
         else
                 snprintf(pl->floor_note, sizeof(pl->floor_note), "floor %s, %s of the configured %s",
                          format_bytes(a, floor), format_bp(pc, d->pool.floor), format_bytes(b, configured));

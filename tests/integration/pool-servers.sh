@@ -47,5 +47,13 @@ fi
 pool_load_start
 pool_dry_run
 pool_steps_down
+# MySQL resizes in chunks: a floor that is no whole number of them is rounded up, and the step
+# says so (with the default 128M chunk, a 128M pool has nowhere to go).
+if [[ $flavour == mysql-* ]]; then
+        pool_run shrink 0 $((192 * M)) max
+        [[ $r_error == -34 && $r_detail == *"floor 64M, 25% of the configured 192M rounded up to the server's resize unit 32M"* ]] ||
+                fail "the step at a floor rounded up to the chunk: error $r_error: $r_detail"
+        echo "$name: ok: a floor rounded up to the chunk: $r_detail"
+fi
 pool_steps_up
 pool_load_stop
