@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "memgov/clock.h"
+#include "memgov/sample.h"
 
 /* The admission rung's decision: lower max_connections to the connected clients plus the
  * headroom (or those that fit), never below the floor; or put back the value memgov found
@@ -34,11 +35,18 @@ typedef struct AdmitState {
         unsigned conn_min[ADMIT_CONN_BUCKETS + 1];
         uint64_t conn_ws[ADMIT_CONN_BUCKETS + 1]; /* the working set when that fewest was first seen */
         usec_t conn_t[ADMIT_CONN_BUCKETS + 1];
-        /* The count, the working set and the time at the bucket's latest sample, and how many
-         * samples it holds: what the working set grew by while the count rose, or stood still. */
-        unsigned conn_last[ADMIT_CONN_BUCKETS + 1];
-        uint64_t ws_last[ADMIT_CONN_BUCKETS + 1];
-        usec_t t_last[ADMIT_CONN_BUCKETS + 1];
-        unsigned samples[ADMIT_CONN_BUCKETS + 1];
+        /* What the working set grew by, and over how long, while the count stood still and as it
+         * rose, in the stretches of a count that ended in the bucket (see admit_segment()). */
+        int64_t still_ws[ADMIT_CONN_BUCKETS + 1], rise_ws[ADMIT_CONN_BUCKETS + 1];
+        usec_t still_t[ADMIT_CONN_BUCKETS + 1], rise_t[ADMIT_CONN_BUCKETS + 1];
+        /* The stretch of the count under way: the count, its start, and its last
+         * SAMPLE_CONNECTIONS_EVERY samples (a ring, seg_n of them, the newest at seg_head). */
+        bool seg_open;
+        unsigned seg_conns;
+        uint64_t seg_ws0;
+        usec_t seg_t0;
+        uint64_t seg_ws[SAMPLE_CONNECTIONS_EVERY];
+        usec_t seg_t[SAMPLE_CONNECTIONS_EVERY];
+        unsigned seg_n, seg_head;
         unsigned conn_n, conn_head;
 } AdmitState;

@@ -11,9 +11,48 @@ static AdmitState *state(const Engine *e) {
         return engine_rung_state(e, LEVEL_ADMIT);
 }
 
+/* A stretch of one connection count ends: the count changed at this sample. The sampler takes the
+ * count once in SAMPLE_CONNECTIONS_EVERY samples, so the change came within the last that many
+ * samples, and before them the count stood still. What the working set grew by in each part goes
+ * into the newest bucket: the part before as still, the change as a rise when the count rose (a
+ * fall, clients gone, is neither: what they leave behind is no rate of the sessions that stay). */
+static void admit_segment(AdmitState *st, unsigned bucket_i, unsigned connections, uint64_t ws, usec_t now) {
+        const unsigned size = ELEMENTSOF(st->seg_ws);
+        if (st->seg_open && connections != st->seg_conns) {
+                /* The sample SAMPLE_CONNECTIONS_EVERY before this one, where the count was taken
+                 * last, or the stretch's start (the ring holds the samples before this one). */
+                uint64_t ws_p = st->seg_ws0;
+                usec_t t_p = st->seg_t0;
+                if (st->seg_n == size) {
+                        unsigned oldest = (st->seg_head + 1) % size;
+                        ws_p = st->seg_ws[oldest];
+                        t_p = st->seg_t[oldest];
+                }
+                st->still_ws[bucket_i] += (int64_t) (ws_p - st->seg_ws0);
+                st->still_t[bucket_i] += t_p - st->seg_t0;
+                if (connections > st->seg_conns) {
+                        st->rise_ws[bucket_i] += (int64_t) (ws - ws_p);
+                        st->rise_t[bucket_i] += now - t_p;
+                }
+        }
+        if (!st->seg_open || connections != st->seg_conns) {
+                st->seg_open = true;
+                st->seg_conns = connections;
+                st->seg_ws0 = ws;
+                st->seg_t0 = now;
+                st->seg_n = 0;
+        }
+        /* This sample into the ring; the stretch's start is its first. */
+        st->seg_head = (st->seg_head + 1) % size;
+        st->seg_ws[st->seg_head] = ws;
+        st->seg_t[st->seg_head] = now;
+        st->seg_n = MIN(st->seg_n + 1, size);
+}
+
 /* The server's connection count goes into buckets of admit.rise-window / ADMIT_CONN_BUCKETS,
- * each keeping the fewest it saw and the working set when it first saw it, and its latest sample;
- * buckets older than the window go. */
+ * each keeping the fewest it saw and the working set when it first saw it, and what the working
+ * set grew by while the count stood still and rose (admit_segment); buckets older than the window
+ * go. */
 static void admit_sample(Tick *k) {
         AdmitState *st = state(k->e);
         const Policy *p = k->p;
@@ -35,10 +74,7 @@ static void admit_sample(Tick *k) {
                         st->conn_min[last] = s->connections;
                         st->conn_ws[last] = ws;
                 }
-                st->conn_last[last] = s->connections;
-                st->ws_last[last] = ws;
-                st->t_last[last] = now;
-                st->samples[last]++;
+                admit_segment(st, last, s->connections, ws, now);
                 return;
         }
         if (st->conn_n == size) {
@@ -46,11 +82,13 @@ static void admit_sample(Tick *k) {
                 st->conn_n--;
         }
         unsigned i = (st->conn_head + st->conn_n) % size;
-        st->conn_min[i] = st->conn_last[i] = s->connections;
-        st->conn_ws[i] = st->ws_last[i] = ws;
-        st->conn_t[i] = st->t_last[i] = now;
-        st->samples[i] = 1;
+        st->conn_min[i] = s->connections;
+        st->conn_ws[i] = ws;
+        st->conn_t[i] = now;
+        st->still_ws[i] = st->rise_ws[i] = 0;
+        st->still_t[i] = st->rise_t[i] = 0;
         st->conn_n++;
+        admit_segment(st, i, s->connections, ws, now);
 }
 
 /* The fewest connections within admit.rise-window (this sample's included), and the working set
@@ -92,83 +130,54 @@ static bool connections_rising(const Tick *k) {
         return rise >= k->p->admit_min_rise && rise * BP_ONE >= (uint64_t) fewest * k->p->admit_min_rise_share;
 }
 
-/* The j-th bucket of admit.rise-window, oldest first. */
-static unsigned bucket(const AdmitState *st, unsigned j) {
-        return (st->conn_head + j) % ELEMENTSOF(st->conn_min);
-}
-
-/* Whether the count at the j-th bucket's latest sample (j >= 1) is above the one before's. */
-static bool bucket_rose(const AdmitState *st, unsigned j) {
-        return st->conn_last[bucket(st, j)] > st->conn_last[bucket(st, j - 1)];
-}
-
-/* What the new connections brought of the working set's growth within admit.rise-window. A
- * bucket's growth is its latest working set less the bucket's before; it rose with the count, or
- * stood still. The sessions already connected grow on their own at the rate of the runs of
- * buckets that stood still before the last rise, a run counted only when it holds
- * SAMPLE_CONNECTIONS_EVERY samples or more (a count taken in it: between two counts the count was
- * not looked at, it did not stand still). What a bucket that rose grew by over that rate came with
- * the new connections. Growth after the last rise is left out: new sessions grow after they
- * connect, as the old ones do. */
+/* What the new connections brought of the working set's growth within admit.rise-window, against
+ * what the sessions connected already grew by on their own: at the rate of the stretches where the
+ * count stood still, over the window. What the rises grew by over that rate came with the new
+ * connections. The stretch under way counts for neither: new sessions grow after they connect, as
+ * the old ones do. */
 typedef struct RiseGrowth {
-        bool known;     /* false: no run stood still before the last rise (a rise in every bucket, as in a storm) */
-        uint64_t with;  /* the growth of the buckets that rose, over the standing rate */
-        uint64_t total; /* the working set's growth, up to the last rise */
+        bool known;     /* false: the count never stood still within the window (a rise at every count, as in a storm) */
+        uint64_t with;  /* the rises' growth over the rate of the sessions connected already */
+        uint64_t own;   /* what those sessions grew by on their own over the window, at that rate */
+        double rate;    /* bytes per second */
 } RiseGrowth;
 
-static RiseGrowth rise_growth(const Engine *e) {
-        const AdmitState *st = state(e);
+static RiseGrowth rise_growth(const Tick *k) {
+        const AdmitState *st = state(k->e);
         RiseGrowth g = {};
-        unsigned last = 0;
-        for (unsigned j = 1; j < st->conn_n; j++)
-                if (bucket_rose(st, j))
-                        last = j;
-        if (last == 0)
-                return g;
-
-        int64_t grew = 0;
-        usec_t took = 0;
-        for (unsigned j = 1; j < last;) {
-                unsigned end = j, samples = 0;
-                while (end < last && !bucket_rose(st, end))
-                        samples += st->samples[bucket(st, end++)];
-                if (end > j && samples >= SAMPLE_CONNECTIONS_EVERY) {
-                        grew += (int64_t) (st->ws_last[bucket(st, end - 1)] - st->ws_last[bucket(st, j - 1)]);
-                        took += st->t_last[bucket(st, end - 1)] - st->t_last[bucket(st, j - 1)];
-                }
-                j = MAX(end, j + 1);
+        int64_t still = 0, rise = 0;
+        usec_t still_t = 0, rise_t = 0;
+        for (unsigned j = 0; j < st->conn_n; j++) {
+                unsigned i = (st->conn_head + j) % ELEMENTSOF(st->conn_min);
+                still += st->still_ws[i];
+                still_t += st->still_t[i];
+                rise += st->rise_ws[i];
+                rise_t += st->rise_t[i];
         }
-        if (took == 0)
+        if (still_t == 0 || st->conn_n == 0)
                 return g;
-
-        double rate = grew > 0 ? (double) grew / (double) took : 0, with = 0;
-        for (unsigned j = 1; j <= last; j++)
-                if (bucket_rose(st, j)) {
-                        unsigned i = bucket(st, j), h = bucket(st, j - 1);
-                        with += (double) (int64_t) (st->ws_last[i] - st->ws_last[h]) -
-                                rate * (double) (st->t_last[i] - st->t_last[h]);
-                }
-        int64_t total = (int64_t) (st->ws_last[bucket(st, last)] - st->ws_last[bucket(st, 0)]);
         g.known = true;
+        g.rate = still > 0 ? (double) still / ((double) still_t / USEC_PER_SEC) : 0;
+        double with = (double) rise - g.rate * ((double) rise_t / USEC_PER_SEC);
         g.with = with > 0 ? (uint64_t) with : 0;
-        g.total = total > 0 ? (uint64_t) total : 0;
+        g.own = (uint64_t) (g.rate * ((double) (k->now - st->conn_t[st->conn_head]) / USEC_PER_SEC));
         return g;
 }
 
-/* A connection storm: the connections rose, and brought most of the working set's growth over
- * the rise (or no count that stood still tells otherwise). Admission refuses new connections: it
- * helps only against growth that comes with them. Growth in sessions connected already, as fast
- * while their count stood still, is for the reset to find.
+/* A connection storm: the connections rose, and brought at least as much growth as the sessions
+ * connected already grew by on their own over admit.rise-window (or the count never stood still to
+ * tell). Admission refuses new connections: it helps only against growth that comes with them.
+ * Growth in sessions connected already is for the reset to find.
  * Seen otherwise: four growing sessions beside a client ramping to 128 threads, 825 of its
  * connections refused. */
 static bool growth_with_connections(const RiseGrowth *g) {
-        return !g->known || g->with * 2 >= g->total;
+        return !g->known || g->with >= g->own;
 }
 
 static bool connection_storm(const Tick *k) {
         if (!connections_rising(k))
                 return false;
-        RiseGrowth g = rise_growth(k->e);
+        RiseGrowth g = rise_growth(k);
         return growth_with_connections(&g);
 }
 
@@ -411,20 +420,20 @@ static bool admit_plan(Tick *k) {
 /* Called for on its thresholds, the connections risen, but passed by: said once, with its figures. */
 static void admit_before_ladder(Tick *k) {
         const Policy *p = k->p;
-        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], t[FORMAT_TIMESPAN_MAX];
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], r[FORMAT_RATE_MAX], t[FORMAT_TIMESPAN_MAX];
 
         if (!p->step[LEVEL_ADMIT].enabled || k->starting || state(k->e)->lowered || !step_enters(k, LEVEL_ADMIT) ||
             !connections_rising(k))
                 return;
-        RiseGrowth g = rise_growth(k->e);
+        RiseGrowth g = rise_growth(k);
         if (growth_with_connections(&g))
                 return;
         hold(k, ACTION_ADMIT, HOLD_ADMIT_NOT_STORM,
-             "%s; %u connections, up from %u within admit.rise-window %s, but they came with %s of the %s the "
-             "working set grew by: the rest came as fast while their count stood still, in sessions connected "
-             "already, which refusing new ones would not stop (admission passed by)",
+             "%s; %u connections, up from %u within admit.rise-window %s, but they came with %s of growth, where "
+             "the sessions connected already grew %s on their own (%s while the count stood still): refusing new "
+             "connections would not stop it (admission passed by)",
              ctx(k), k->s->connections, conn_fewest(k->e), format_timespan(t, p->admit_rise_window),
-             format_bytes(a, g.with), format_bytes(b, g.total));
+             format_bytes(a, g.with), format_bytes(b, g.own), format_rate(r, g.rate));
 }
 
 static void admit_simulate(Engine *e) {
