@@ -75,6 +75,10 @@ SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlC
                            char *why, size_t why_size);
 
 /* Runs a statement; for a query, calls row() with each row's columns (NULL for SQL NULL). */
+/* The server's version as a number, from its version string: 10.11.19-MariaDB-... -> 101119,
+ * 9.7.4-2 -> 90704; 0 when it cannot be read. */
+unsigned sql_server_version(const SqlConn *c);
+
 typedef int (*sql_row_fn)(void *userdata, unsigned n_fields, char **row);
 int sql_run(SqlConn *c, const char *statement, sql_row_fn row, void *userdata, char *why, size_t why_size);
 

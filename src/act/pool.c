@@ -208,14 +208,6 @@ static void *set_thread(void *userdata) {
         return NULL;
 }
 
-/* MariaDB's version from the server's version string: 10.11.19-MariaDB-... -> 1011. */
-static unsigned version_of(const SqlConn *conn) {
-        unsigned major = 0, minor = 0;
-        if (sscanf(conn->version, "%u.%u", &major, &minor) != 2)
-                return 0;
-        return major * 100 + minor;
-}
-
 /* ---- the phases of one step: read, plan, resize, report ---- */
 
 /* What the step is to do, from the server's facts and the decision. */
@@ -287,7 +279,7 @@ static int pool_plan(const Decision *d, const SqlConn *conn, const PoolFacts *f,
         pl->unit = MIB;
         if (!pl->synchronous) {
                 /* MariaDB 10.5+ has a single instance whatever innodb_buffer_pool_instances says. */
-                if (f->have_instances && f->instances > 1 && (!conn->mariadb || version_of(conn) < 1005))
+                if (f->have_instances && f->instances > 1 && (!conn->mariadb || sql_server_version(conn) < 100500))
                         instances = f->instances;
                 uint64_t chunk = f->have_chunk && f->chunk >= MIB ? f->chunk : MIB;
                 pl->unit = chunk * instances;

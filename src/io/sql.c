@@ -756,6 +756,13 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
         return 0;
 }
 
+unsigned sql_server_version(const SqlConn *c) {
+        unsigned major = 0, minor = 0, patch = 0;
+        if (sscanf(c->version, "%u.%u.%u", &major, &minor, &patch) < 2 || minor > 99 || patch > 99)
+                return 0;
+        return major * 10000 + minor * 100 + patch;
+}
+
 void sql_close(SqlConn *c) {
         assert(c);
         if (c->kept && c->mysql == kept.conn.mysql) {
