@@ -35,17 +35,24 @@ typedef struct AdmitState {
         unsigned conn_min[ADMIT_CONN_BUCKETS + 1];
         uint64_t conn_ws[ADMIT_CONN_BUCKETS + 1]; /* the working set when that fewest was first seen */
         usec_t conn_t[ADMIT_CONN_BUCKETS + 1];
-        /* What the working set grew by, and over how long, while the count stood still and as it
-         * rose, in the stretches of a count that ended in the bucket (see admit_segment()). */
-        int64_t still_ws[ADMIT_CONN_BUCKETS + 1], rise_ws[ADMIT_CONN_BUCKETS + 1];
-        usec_t still_t[ADMIT_CONN_BUCKETS + 1], rise_t[ADMIT_CONN_BUCKETS + 1];
-        /* The stretch of the count under way: the count, its start, and its last
-         * SAMPLE_CONNECTIONS_EVERY samples (a ring, seg_n of them, the newest at seg_head). */
-        bool seg_open;
-        unsigned seg_conns;
-        uint64_t seg_ws0;
+        /* Of the stretches of one count that ended in the bucket (see admit_segment()): the
+         * least rate the working set rose at while the count stood still (bytes a second;
+         * has_still: one was long enough to tell), of stretches that began with a rise [1] or
+         * not [0]; what it rose by as the count rose, over how long, and from when (0: no rise). */
+        bool has_still[2][ADMIT_CONN_BUCKETS + 1];
+        double still_rate[2][ADMIT_CONN_BUCKETS + 1];
+        int64_t rise_up[ADMIT_CONN_BUCKETS + 1];
+        usec_t rise_t[ADMIT_CONN_BUCKETS + 1], rise_from[ADMIT_CONN_BUCKETS + 1];
+        /* The stretch of the count under way: the count, its start, what the working set grew
+         * by since (its falls larger than trend.drop left out: a trim, a reset), and that sum and
+         * the time at its last SAMPLE_CONNECTIONS_EVERY samples (a ring, seg_n of them, the newest
+         * at seg_head; seg_samples in all). */
+        bool seg_open, seg_after_rise;
+        unsigned seg_conns, seg_samples;
+        int64_t seg_up;
+        uint64_t seg_last_ws;
         usec_t seg_t0;
-        uint64_t seg_ws[SAMPLE_CONNECTIONS_EVERY];
+        int64_t seg_cum[SAMPLE_CONNECTIONS_EVERY];
         usec_t seg_t[SAMPLE_CONNECTIONS_EVERY];
         unsigned seg_n, seg_head;
         unsigned conn_n, conn_head;

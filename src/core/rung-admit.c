@@ -11,42 +11,72 @@ static AdmitState *state(const Engine *e) {
         return engine_rung_state(e, LEVEL_ADMIT);
 }
 
-/* A stretch of one connection count ends: the count changed at this sample. The sampler takes the
- * count once in SAMPLE_CONNECTIONS_EVERY samples, so the change came within the last that many
- * samples, and before them the count stood still. What the working set grew by in each part goes
- * into the newest bucket: the part before as still, the change as a rise when the count rose (a
- * fall, clients gone, is neither: what they leave behind is no rate of the sessions that stay). */
-static void admit_segment(AdmitState *st, unsigned bucket_i, unsigned connections, uint64_t ws, usec_t now) {
-        const unsigned size = ELEMENTSOF(st->seg_ws);
+/* The stretches of one connection count. The sampler takes the count once in
+ * SAMPLE_CONNECTIONS_EVERY samples, so a count that changed changed within that many samples
+ * before it was seen, and stood still before them. When a stretch ends, its part before them
+ * gives a rate the sessions connected then grow at on their own (when it lasted as many samples
+ * again: a shorter one tells nothing), and when the count rose, its part after them what the
+ * working set rose by with the new connections. Both go into the newest bucket. A fall of the
+ * working set larger than `drop` between two samples (trend.drop of the budget: a trim, a reset,
+ * clients gone) is left out of both: the rate is the sessions' growth, not what was taken from
+ * them. */
+static void admit_segment(AdmitState *st, unsigned bucket_i, unsigned connections, uint64_t ws, usec_t now,
+                          uint64_t drop) {
+        const unsigned size = ELEMENTSOF(st->seg_cum);
+        if (st->seg_open) {
+                if (ws >= st->seg_last_ws || st->seg_last_ws - ws <= drop)
+                        st->seg_up += (int64_t) (ws - st->seg_last_ws);
+                st->seg_last_ws = ws;
+        }
         if (st->seg_open && connections != st->seg_conns) {
                 /* The sample SAMPLE_CONNECTIONS_EVERY before this one, where the count was taken
                  * last, or the stretch's start (the ring holds the samples before this one). */
-                uint64_t ws_p = st->seg_ws0;
+                int64_t cum_p = 0;
                 usec_t t_p = st->seg_t0;
                 if (st->seg_n == size) {
                         unsigned oldest = (st->seg_head + 1) % size;
-                        ws_p = st->seg_ws[oldest];
+                        cum_p = st->seg_cum[oldest];
                         t_p = st->seg_t[oldest];
                 }
-                st->still_ws[bucket_i] += (int64_t) (ws_p - st->seg_ws0);
-                st->still_t[bucket_i] += t_p - st->seg_t0;
+                if (st->seg_samples >= 2 * SAMPLE_CONNECTIONS_EVERY && t_p > st->seg_t0) {
+                        double rate = MAX((double) cum_p, 0.0) / ((double) (t_p - st->seg_t0) / USEC_PER_SEC);
+                        unsigned a = st->seg_after_rise;
+                        if (!st->has_still[a][bucket_i] || rate < st->still_rate[a][bucket_i])
+                                st->still_rate[a][bucket_i] = rate;
+                        st->has_still[a][bucket_i] = true;
+                }
                 if (connections > st->seg_conns) {
-                        st->rise_ws[bucket_i] += (int64_t) (ws - ws_p);
+                        st->rise_up[bucket_i] += st->seg_up - cum_p;
                         st->rise_t[bucket_i] += now - t_p;
+                        if (st->rise_from[bucket_i] == 0 || t_p < st->rise_from[bucket_i])
+                                st->rise_from[bucket_i] = t_p;
                 }
         }
         if (!st->seg_open || connections != st->seg_conns) {
+                st->seg_after_rise = st->seg_open && connections > st->seg_conns;
                 st->seg_open = true;
                 st->seg_conns = connections;
-                st->seg_ws0 = ws;
+                st->seg_up = 0;
+                st->seg_last_ws = ws;
                 st->seg_t0 = now;
-                st->seg_n = 0;
+                st->seg_n = st->seg_samples = 0;
         }
         /* This sample into the ring; the stretch's start is its first. */
         st->seg_head = (st->seg_head + 1) % size;
-        st->seg_ws[st->seg_head] = ws;
+        st->seg_cum[st->seg_head] = st->seg_up;
         st->seg_t[st->seg_head] = now;
         st->seg_n = MIN(st->seg_n + 1, size);
+        st->seg_samples++;
+}
+
+/* What the gate measures is of the server process it was measured on. */
+static void admit_segments_forget(AdmitState *st) {
+        for (unsigned i = 0; i < ELEMENTSOF(st->rise_up); i++) {
+                st->has_still[0][i] = st->has_still[1][i] = false;
+                st->rise_up[i] = 0;
+                st->rise_t[i] = st->rise_from[i] = 0;
+        }
+        st->seg_open = false;
 }
 
 /* The server's connection count goes into buckets of admit.rise-window / ADMIT_CONN_BUCKETS,
@@ -63,6 +93,7 @@ static void admit_sample(Tick *k) {
         if (!(s->has & SAMPLE_HAS_CONNECTIONS))
                 return;
         usec_t width = MAX(p->admit_rise_window / ADMIT_CONN_BUCKETS, (usec_t) 1);
+        uint64_t drop = apply_bp(k->budget, p->trend_drop);
         const unsigned size = ELEMENTSOF(st->conn_min);
         while (st->conn_n > 0 && now - st->conn_t[st->conn_head] > p->admit_rise_window) {
                 st->conn_head = (st->conn_head + 1) % size;
@@ -74,7 +105,7 @@ static void admit_sample(Tick *k) {
                         st->conn_min[last] = s->connections;
                         st->conn_ws[last] = ws;
                 }
-                admit_segment(st, last, s->connections, ws, now);
+                admit_segment(st, last, s->connections, ws, now, drop);
                 return;
         }
         if (st->conn_n == size) {
@@ -85,10 +116,11 @@ static void admit_sample(Tick *k) {
         st->conn_min[i] = s->connections;
         st->conn_ws[i] = ws;
         st->conn_t[i] = now;
-        st->still_ws[i] = st->rise_ws[i] = 0;
-        st->still_t[i] = st->rise_t[i] = 0;
+        st->has_still[0][i] = st->has_still[1][i] = false;
+        st->rise_up[i] = 0;
+        st->rise_t[i] = st->rise_from[i] = 0;
         st->conn_n++;
-        admit_segment(st, i, s->connections, ws, now);
+        admit_segment(st, i, s->connections, ws, now, drop);
 }
 
 /* The fewest connections within admit.rise-window (this sample's included), and the working set
@@ -131,43 +163,50 @@ static bool connections_rising(const Tick *k) {
 }
 
 /* What the new connections brought of the working set's growth within admit.rise-window, against
- * what the sessions connected already grew by on their own: at the rate of the stretches where the
- * count stood still, over the window. What the rises grew by over that rate came with the new
- * connections. The stretch under way counts for neither: new sessions grow after they connect, as
- * the old ones do. */
+ * what the sessions connected already grow by on their own over as long: since the first rise
+ * within the window, at the least rate of the stretches where the count stood still between
+ * rises, or without any, before them (the sessions' growth as it is while the count rises, not
+ * as it was before: a ramp of clients beside growth that began with it). What the rises grew by
+ * over that rate came with the new connections. The stretch under way counts for neither. */
 typedef struct RiseGrowth {
-        bool known;     /* false: the count never stood still within the window (a rise at every count, as in a storm) */
+        bool known;     /* false: no stretch stood still long enough (a rise at nearly every count: a storm) */
         uint64_t with;  /* the rises' growth over the rate of the sessions connected already */
-        uint64_t own;   /* what those sessions grew by on their own over the window, at that rate */
+        uint64_t own;   /* what those sessions grow by on their own since the first rise, at that rate */
         double rate;    /* bytes per second */
 } RiseGrowth;
 
 static RiseGrowth rise_growth(const Tick *k) {
         const AdmitState *st = state(k->e);
-        RiseGrowth g = {};
-        int64_t still = 0, rise = 0;
-        usec_t still_t = 0, rise_t = 0;
+        RiseGrowth g = { .rate = -1 };
+        int64_t up = 0;
+        usec_t rise_t = 0, from = 0;
+        bool between = false;
+        for (unsigned j = 0; j < st->conn_n; j++)
+                between = between || st->has_still[1][(st->conn_head + j) % ELEMENTSOF(st->conn_min)];
         for (unsigned j = 0; j < st->conn_n; j++) {
                 unsigned i = (st->conn_head + j) % ELEMENTSOF(st->conn_min);
-                still += st->still_ws[i];
-                still_t += st->still_t[i];
-                rise += st->rise_ws[i];
+                if (st->has_still[between][i] && (g.rate < 0 || st->still_rate[between][i] < g.rate))
+                        g.rate = st->still_rate[between][i];
+                up += st->rise_up[i];
                 rise_t += st->rise_t[i];
+                if (st->rise_from[i] > 0 && (from == 0 || st->rise_from[i] < from))
+                        from = st->rise_from[i];
         }
-        if (still_t == 0 || st->conn_n == 0)
+        if (g.rate < 0 || from == 0 || from > k->now) {
+                g.rate = 0;
                 return g;
+        }
         g.known = true;
-        g.rate = still > 0 ? (double) still / ((double) still_t / USEC_PER_SEC) : 0;
-        double with = (double) rise - g.rate * ((double) rise_t / USEC_PER_SEC);
+        double with = (double) up - g.rate * ((double) rise_t / USEC_PER_SEC);
         g.with = with > 0 ? (uint64_t) with : 0;
-        g.own = (uint64_t) (g.rate * ((double) (k->now - st->conn_t[st->conn_head]) / USEC_PER_SEC));
+        g.own = (uint64_t) (g.rate * ((double) (k->now - from) / USEC_PER_SEC));
         return g;
 }
 
 /* A connection storm: the connections rose, and brought at least as much growth as the sessions
- * connected already grew by on their own over admit.rise-window (or the count never stood still to
- * tell). Admission refuses new connections: it helps only against growth that comes with them.
- * Growth in sessions connected already is for the reset to find.
+ * connected already grew by on their own since they began to rise (or the count never stood still
+ * long enough to tell). Admission refuses new connections: it helps only against growth that
+ * comes with them. Growth in sessions connected already is for the reset to find.
  * Seen otherwise: four growing sessions beside a client ramping to 128 threads, 825 of its
  * connections refused. */
 static bool growth_with_connections(const RiseGrowth *g) {
@@ -342,6 +381,7 @@ static bool admit_holds_level(const Engine *e) {
  * Seen uncarried: 112 storm clients back within 17 s, the kernel's kill 26 s after. */
 static void admit_new_process(Tick *k) {
         Engine *e = k->e;
+        admit_segments_forget(state(e));
         state(e)->carry = state(e)->carry || state(e)->lowered || state(e)->tried;
         state(e)->tried = false;
         state(e)->carry_failed = 0;

@@ -472,8 +472,9 @@ static void test_admit_carried_failure_tried_again(void **state) {
  * connected already grow more on their own than the new ones brought: admission is passed by,
  * said once with its figures, and the ladder goes on to reset, which finds the growing sessions.
  * The same ramp where each new connection brings its growth (100M each, nothing growing besides):
- * a storm, admission lowers max_connections. */
-static void ramp(Sim *sim, unsigned every, uint64_t grows_per_s, uint64_t per_connection) {
+ * a storm, admission lowers max_connections. With `fall`, the working set falls by as much in the
+ * middle of each step (a trim). */
+static void ramp(Sim *sim, unsigned every, uint64_t grows_per_s, uint64_t per_connection, uint64_t fall) {
         unsigned threads = 1;
         uint64_t ws = 6 * GB;
         sim->s.has |= SAMPLE_HAS_CONNECTIONS;
@@ -487,6 +488,8 @@ static void ramp(Sim *sim, unsigned every, uint64_t grows_per_s, uint64_t per_co
                         threads *= 2;
                         sim->s.connections = 4 + threads + 1;
                 }
+                if (t % every == every / 2)
+                        ws -= fall;
                 set_ws(sim, ws);
                 sim_tick(sim, SEC);
                 trims_free(sim, 0);
@@ -496,7 +499,7 @@ static void ramp(Sim *sim, unsigned every, uint64_t grows_per_s, uint64_t per_co
 static void test_admit_not_for_growing_sessions(void **state) {
         for (unsigned every = 10; every <= 40; every += 30) {
                 Sim *sim = sim_new(false);
-                ramp(sim, every, 3 * MB, 2 * MB);
+                ramp(sim, every, 3 * MB, 2 * MB, 0);
                 expect(count(sim, T_ADMIT, 0) == 0 && !ADMIT(sim)->lowered);
                 expect(find(sim, T_RESET, 0));
                 expect(find_level(sim, LEVEL_THROTTLE, LEVEL_RESET, _DECISION_CODE_MAX, 0));
@@ -513,7 +516,7 @@ static void test_admit_not_for_growing_sessions(void **state) {
         }
 
         Sim *sim = sim_new(false);
-        ramp(sim, 40, 0, 100 * MB);
+        ramp(sim, 40, 0, 100 * MB, 0);
         const Decision *d = find(sim, T_ADMIT, 0);
         expect(d && !d->admit.restore && !find(sim, T_RESET, 0));
         expect(!find_code(sim, T_HOLD, HOLD_ADMIT_NOT_STORM, 0));
@@ -552,6 +555,88 @@ static void test_admit_storm_counted_sparsely(void **state) {
         sim_free(sim);
 }
 
+/* A storm after a steady leak: 60 connections flat for 400 s while the working set rises 3M/s
+ * (its ETA known, and under admit.eta), then 10 connections more at each count (once in five
+ * 1 s samples) bringing 4M each. The sessions connected grow 3M/s on their own, the new
+ * connections bring 8M/s: a storm from its first counts, admission lowers at once, before the
+ * reset. Weighed against the leak over the whole window (900M), it would take two minutes of the
+ * storm, and the reset would come first. */
+static void test_admit_storm_after_leak(void **state) {
+        Sim *sim = sim_new(false);
+        uint64_t ws = 5 * GB;
+        sim->s.has |= SAMPLE_HAS_CONNECTIONS;
+        sim->s.connections = 60;
+        for (unsigned t = 0; t < 400; t++) {
+                set_ws(sim, ws += 3 * MB);
+                sim_tick(sim, SEC);
+                trims_free(sim, 0);
+        }
+        expect(!find(sim, T_ADMIT, 0) && !find(sim, T_RESET, 0));
+        usec_t began = sim->now;
+        unsigned connections = 60;
+        for (unsigned t = 1; t <= 300 && !find(sim, T_ADMIT, 0) && !find(sim, T_RESET, 0); t++) {
+                ws += 3 * MB;
+                if (t % SAMPLE_CONNECTIONS_EVERY == 0) {
+                        connections += 10;
+                        ws += 40 * MB;
+                        sim->s.connections = connections;
+                }
+                set_ws(sim, ws);
+                sim_tick(sim, SEC);
+                trims_free(sim, 0);
+        }
+        const Decision *d = find(sim, T_ADMIT, 0);
+        expect(d && !d->admit.restore && !find(sim, T_RESET, 0));
+        expect(!find_code(sim, T_HOLD, HOLD_ADMIT_NOT_STORM, 0));
+        /* At the second count of the storm: a rise of admit.min-rise 20. */
+        expect(d->admit.connections == 80 && last_at(sim, T_ADMIT) - began <= 15 * SEC);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
+/* The ramp beside growing sessions, doubling every 40 s, each new connection bringing 8M, the
+ * sessions growing 6M/s, with a fall of 150M (over trend.drop, 1% of the budget) in the middle of
+ * each stretch where the count stands still (a trim): falls are no part of the sessions' own
+ * rate, and admission is still passed by. Counted with the falls, the sessions would seem to
+ * grow 2.25M/s, less than the connections brought. */
+static void test_admit_not_for_growing_sessions_trimmed(void **state) {
+        Sim *sim = sim_new(false);
+        ramp(sim, 40, 6 * MB, 8 * MB, 150 * MB);
+        expect(count(sim, T_ADMIT, 0) == 0 && sim->e->level >= LEVEL_THROTTLE);
+        expect(find_code(sim, T_HOLD, HOLD_ADMIT_NOT_STORM, 0));
+        check_invariants(sim);
+        sim_free(sim);
+}
+
+/* A storm in bursts: every 15 s, 10 clients come at once and bring 20M each, 4 s before the
+ * count (taken once in five 1 s samples) sees them; nothing grows between bursts. What came
+ * before the count saw it is the burst's, not a rate of the sessions connected: a storm, and
+ * admission lowers at admit.at. */
+static void test_admit_storm_in_bursts(void **state) {
+        Sim *sim = sim_new(false);
+        uint64_t ws = 8800 * MB;
+        unsigned connections = 60;
+        sim->s.has |= SAMPLE_HAS_CONNECTIONS;
+        sim->s.connections = connections;
+        set_ws(sim, ws);
+        sim_run(sim, 60 * SEC, SEC);
+        for (unsigned t = 1; t <= 300 && !find(sim, T_ADMIT, 0) && !find(sim, T_RESET, 0); t++) {
+                if (t % 15 == 11) {
+                        connections += 10;
+                        ws += 200 * MB;
+                }
+                if (t % SAMPLE_CONNECTIONS_EVERY == 0)
+                        sim->s.connections = connections;
+                set_ws(sim, ws);
+                sim_tick(sim, SEC);
+                trims_free(sim, 0);
+        }
+        const Decision *d = find(sim, T_ADMIT, 0);
+        expect(d && !d->admit.restore && !find(sim, T_RESET, 0) && !find_code(sim, T_HOLD, HOLD_ADMIT_NOT_STORM, 0));
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_admit_on_rising_connections),
@@ -560,6 +645,9 @@ int main(void) {
                 cmocka_unit_test(test_admit_not_with_flat_connections),
                 cmocka_unit_test(test_admit_not_for_growing_sessions),
                 cmocka_unit_test(test_admit_storm_counted_sparsely),
+                cmocka_unit_test(test_admit_storm_after_leak),
+                cmocka_unit_test(test_admit_storm_in_bursts),
+                cmocka_unit_test(test_admit_not_for_growing_sessions_trimmed),
                 cmocka_unit_test(test_admit_rise_share),
                 cmocka_unit_test(test_admit_max_raise_bounded),
                 cmocka_unit_test(test_admit_dry_run),
