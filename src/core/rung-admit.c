@@ -162,12 +162,14 @@ static bool connections_rising(const Tick *k) {
         return rise >= k->p->admit_min_rise && rise * BP_ONE >= (uint64_t) fewest * k->p->admit_min_rise_share;
 }
 
-/* What the new connections brought of the working set's growth within admit.rise-window, against
- * what the sessions connected already grow by on their own over as long: since the first rise
- * within the window, at the least rate of the stretches where the count stood still between
- * rises, or without any, before them (the sessions' growth as it is while the count rises, not
- * as it was before: a ramp of clients beside growth that began with it). What the rises grew by
- * over that rate came with the new connections. The stretch under way counts for neither. */
+/* What the new connections brought of the working set's growth, against what the sessions
+ * connected already grow by on their own over as long: since the first rise of the latest run of
+ * rises within admit.rise-window (rises less than a quarter of the window apart: one that came
+ * long before, a client reconnecting, is another rise), at the least rate of the stretches where
+ * the count stood still that began with a rise (the sessions' growth as it is while the count
+ * rises, not as it was before: a ramp of clients beside growth that began with it), or without
+ * any, of the others. What the run's rises grew by over that rate came with the new connections.
+ * The stretch under way counts for neither. */
 typedef struct RiseGrowth {
         bool known;     /* false: no stretch stood still long enough (a rise at nearly every count: a storm) */
         uint64_t with;  /* the rises' growth over the rate of the sessions connected already */
@@ -187,9 +189,20 @@ static RiseGrowth rise_growth(const Tick *k) {
                 unsigned i = (st->conn_head + j) % ELEMENTSOF(st->conn_min);
                 if (st->has_still[between][i] && (g.rate < 0 || st->still_rate[between][i] < g.rate))
                         g.rate = st->still_rate[between][i];
+        }
+        /* The latest run of rises, from the newest bucket back. */
+        for (unsigned j = st->conn_n, gap = 0; j > 0; j--) {
+                unsigned i = (st->conn_head + j - 1) % ELEMENTSOF(st->conn_min);
+                if (st->rise_from[i] == 0) {
+                        gap++;
+                        continue;
+                }
+                if (from > 0 && gap > ADMIT_CONN_BUCKETS / 4)
+                        break;
+                gap = 0;
                 up += st->rise_up[i];
                 rise_t += st->rise_t[i];
-                if (st->rise_from[i] > 0 && (from == 0 || st->rise_from[i] < from))
+                if (from == 0 || st->rise_from[i] < from)
                         from = st->rise_from[i];
         }
         if (g.rate < 0 || from == 0 || from > k->now) {
