@@ -69,13 +69,17 @@ static void admit_segment(AdmitState *st, unsigned bucket_i, unsigned connection
         st->seg_samples++;
 }
 
+/* A bucket with no stretch ended in it yet. */
+static void bucket_segments_clear(AdmitState *st, unsigned i) {
+        st->has_still[0][i] = st->has_still[1][i] = false;
+        st->rise_up[i] = 0;
+        st->rise_t[i] = st->rise_from[i] = 0;
+}
+
 /* What the gate measures is of the server process it was measured on. */
 static void admit_segments_forget(AdmitState *st) {
-        for (unsigned i = 0; i < ELEMENTSOF(st->rise_up); i++) {
-                st->has_still[0][i] = st->has_still[1][i] = false;
-                st->rise_up[i] = 0;
-                st->rise_t[i] = st->rise_from[i] = 0;
-        }
+        for (unsigned i = 0; i < ELEMENTSOF(st->rise_up); i++)
+                bucket_segments_clear(st, i);
         st->seg_open = false;
 }
 
@@ -116,9 +120,7 @@ static void admit_sample(Tick *k) {
         st->conn_min[i] = s->connections;
         st->conn_ws[i] = ws;
         st->conn_t[i] = now;
-        st->has_still[0][i] = st->has_still[1][i] = false;
-        st->rise_up[i] = 0;
-        st->rise_t[i] = st->rise_from[i] = 0;
+        bucket_segments_clear(st, i);
         st->conn_n++;
         admit_segment(st, i, s->connections, ws, now, drop);
 }
@@ -179,17 +181,17 @@ typedef struct RiseGrowth {
 
 static RiseGrowth rise_growth(const Tick *k) {
         const AdmitState *st = state(k->e);
-        RiseGrowth g = { .rate = -1 };
+        RiseGrowth g = {};
         int64_t up = 0;
         usec_t rise_t = 0, from = 0;
-        bool between = false;
-        for (unsigned j = 0; j < st->conn_n; j++)
-                between = between || st->has_still[1][(st->conn_head + j) % ELEMENTSOF(st->conn_min)];
+        double least[2] = { -1, -1 }; /* of the stretches that began otherwise, and with a rise */
         for (unsigned j = 0; j < st->conn_n; j++) {
                 unsigned i = (st->conn_head + j) % ELEMENTSOF(st->conn_min);
-                if (st->has_still[between][i] && (g.rate < 0 || st->still_rate[between][i] < g.rate))
-                        g.rate = st->still_rate[between][i];
+                for (unsigned a = 0; a < 2; a++)
+                        if (st->has_still[a][i] && (least[a] < 0 || st->still_rate[a][i] < least[a]))
+                                least[a] = st->still_rate[a][i];
         }
+        g.rate = least[1] >= 0 ? least[1] : least[0];
         /* The latest run of rises, from the newest bucket back. */
         for (unsigned j = st->conn_n, gap = 0; j > 0; j--) {
                 unsigned i = (st->conn_head + j - 1) % ELEMENTSOF(st->conn_min);
