@@ -7,14 +7,15 @@
  * assembler: plain numbers only. */
 
 #define INJECT_FN 0x00        /* function to call */
-#define INJECT_ARG0 0x08      /* its first argument (the others are zero) */
+#define INJECT_ARG0 0x08      /* its first argument; the other five at INJECT_ARG1.. */
 #define INJECT_RET 0x18       /* its return value, written by the stub */
 #define INJECT_DONE 0x20      /* set to 1 by the stub once the call returned and state is restored */
 #define INJECT_REGS_OFF 0x28  /* offset of the saved registers from the base */
 #define INJECT_MAGIC 0x30     /* "memgov" marker, for anyone reading the stack */
 #define INJECT_MAILBOX 0x10   /* address of the mailbox: two words, {sequence, return value} */
 #define INJECT_SEQ 0x38       /* the sequence number the stub writes to the mailbox */
-#define INJECT_XSAVE 0x40     /* XSAVE area: the thread's FPU/vector state */
+#define INJECT_ARG1 0x40      /* its second to sixth arguments, 8 bytes apart */
+#define INJECT_XSAVE 0x80     /* XSAVE area: the thread's FPU/vector state */
 
 /* The saved registers, in the order the stub pops them. */
 #define INJECT_SAVED_RFLAGS 0

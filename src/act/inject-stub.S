@@ -18,11 +18,11 @@ memgov_inject_stub_start:
         or      $-1, %edx
         xsave64 INJECT_XSAVE(%rsp)
         mov     INJECT_ARG0(%rsp), %rdi
-        xor     %esi, %esi
-        xor     %edx, %edx
-        xor     %ecx, %ecx
-        xor     %r8d, %r8d
-        xor     %r9d, %r9d
+        mov     INJECT_ARG1(%rsp), %rsi
+        mov     INJECT_ARG1+8(%rsp), %rdx
+        mov     INJECT_ARG1+16(%rsp), %rcx
+        mov     INJECT_ARG1+24(%rsp), %r8
+        mov     INJECT_ARG1+32(%rsp), %r9
         call    *INJECT_FN(%rsp)
         mov     %rax, INJECT_RET(%rsp)
         /* Tell memgov the call returned, in a mailbox off the stack: once the system call below

@@ -35,7 +35,6 @@ extern const uint8_t memgov_inject_stub_start[], memgov_inject_stub_end[];
 
 #define STACK_RED_ZONE 128
 #define STACK_ROOM_NEEDED (64U << 10) /* below the block, for the call itself */
-#define STRINGS_SIZE 256
 #define FUTEX_CMD_MASK 0x7f
 
 const uint8_t *inject_stub(size_t *ret_size) {
@@ -485,8 +484,18 @@ static int write_block(Hold *h) {
                 return -EPROTO;
         }
 
+        if (q->data_size > INJECT_DATA_SIZE || q->result_size > INJECT_RESULT_SIZE)
+                return -E2BIG;
+        /* The result area lies after the mailbox, never on the stack: once the system call below
+         * returns, the thread may write over its stack before memgov read it. */
+        if (q->result_size && (!q->mailbox_addr || q->mailbox_room < 16 + q->result_size)) {
+                snprintf(h->why, h->why_size, "no room for the call's result in process %d", (int) q->pid);
+                return -ENOSPC;
+        }
         size_t xs = xsave_size();
-        size_t regs_off = INJECT_XSAVE + xs + STRINGS_SIZE;
+        size_t data_off = INJECT_XSAVE + xs;
+        size_t box_off = data_off + INJECT_DATA_SIZE;
+        size_t regs_off = box_off + 16;
         size_t size = regs_off + INJECT_SAVED_COUNT * 8;
         uint64_t base = (entry->rsp - STACK_RED_ZONE - size) & ~(uint64_t) 63;
         {
@@ -503,20 +512,21 @@ static int write_block(Hold *h) {
         if (!block)
                 return -ENOMEM;
         uint64_t *w = (uint64_t *) block;
-        uint64_t arg0 = q->arg0;
-        if (q->arg0_string) {
-                size_t sl = strlen(q->arg0_string);
-                if (sl >= STRINGS_SIZE)
-                        return -E2BIG;
-                memcpy(block + INJECT_XSAVE + xs, q->arg0_string, sl + 1);
-                arg0 = base + INJECT_XSAVE + xs;
-        }
-        /* Without a mailbox, the stub reports into its own block (good while the thread blocks
-         * again in its system call, which is the common case). */
+        if (q->data_size)
+                memcpy(block + data_off, q->data, q->data_size);
+        /* Without a mailbox, the stub reports into a box of its own block (good while the thread
+         * blocks again in its system call, which is the common case). */
         uint64_t seq = ((uint64_t) getpid() << 32) ^ now_clock(CLOCK_MONOTONIC);
-        uint64_t mailbox = q->mailbox_addr ? q->mailbox_addr : base + INJECT_RET + 16;
+        uint64_t mailbox = q->mailbox_addr ? q->mailbox_addr : base + box_off;
         w[INJECT_FN / 8] = q->fn;
-        w[INJECT_ARG0 / 8] = arg0;
+        for (unsigned i = 0; i < INJECT_ARGS; i++) {
+                uint64_t a = q->args[i];
+                if (q->args_in_data & (1U << i))
+                        a = a < q->data_size ? base + data_off + a : 0;
+                else if (q->args_in_result & (1U << i))
+                        a = a < q->result_size ? mailbox + 16 + a : 0;
+                w[(i == 0 ? INJECT_ARG0 : INJECT_ARG1 + 8 * (i - 1)) / 8] = a;
+        }
         w[INJECT_MAILBOX / 8] = mailbox;
         w[INJECT_SEQ / 8] = seq;
         w[INJECT_REGS_OFF / 8] = regs_off;
@@ -535,6 +545,12 @@ static int write_block(Hold *h) {
         /* The first call into this process: the stub goes in now, while the thread is ours. */
         if (!h->stub_present && (r = poke_stub(h->tid, q->stub_addr, h->why, h->why_size)) < 0)
                 return r;
+        static const uint8_t zeros[INJECT_RESULT_SIZE];
+        if (q->result_size && (r = mem_write(q->pid, mailbox + 16, zeros, q->result_size)) < 0) {
+                snprintf(h->why, h->why_size, "cannot clear the result area in process %d: %s", (int) q->pid,
+                         strerror(-r));
+                return r;
+        }
         if ((r = mem_write(q->pid, base, block, size)) < 0) {
                 snprintf(h->why, h->why_size, "cannot write the call's data on the stack of thread %d: %s",
                          (int) h->tid, strerror(-r));
@@ -663,6 +679,10 @@ static int wait_done(const InjectRequest *q, const Hold *h, InjectReport *ret, c
                         ret->call = now_clock(CLOCK_MONOTONIC) - t1;
                         ret->ret = box[1];
                         ret->completed = true;
+                        if (q->result_size && mem_read(q->pid, h->mailbox + 16, ret->result, q->result_size) < 0) {
+                                snprintf(why, why_size, "process %d is gone after the call returned", (int) q->pid);
+                                return -ESRCH;
+                        }
                         break;
                 }
                 if (now_clock(CLOCK_MONOTONIC) - t1 > limit) {

@@ -19,15 +19,26 @@
  * resumes its system call untouched or runs the stub to its end. The thread is stopped for the
  * few hundred microseconds this takes. */
 
+#define INJECT_ARGS 6
+#define INJECT_DATA_SIZE 256
+#define INJECT_RESULT_SIZE 128
+
 typedef struct InjectRequest {
         pid_t pid;
         pid_t tid;               /* 0 = choose one */
         uint64_t starttime;      /* of pid when planned: checked again once the thread is stopped (0 = not) */
         uint64_t fn;             /* the function's address in the target */
-        uint64_t arg0;           /* its first argument, unless arg0_string */
-        const char *arg0_string; /* copied into the block; the first argument points to it */
+        uint64_t args[INJECT_ARGS];  /* its arguments: values, or offsets as the two masks say */
+        const void *data;        /* copied into the block (strings, values the call reads)... */
+        size_t data_size;        /* ...up to INJECT_DATA_SIZE bytes */
+        uint8_t args_in_data;    /* bit i: args[i] is an offset into data; the call gets its address */
+        uint8_t args_in_result;  /* bit i: args[i] is an offset into the result area */
+        size_t result_size;      /* bytes the call may write in the result area, read back (at most
+                                  * INJECT_RESULT_SIZE) */
         uint64_t stub_addr;      /* where the stub lives in the target (executable, unused) */
-        uint64_t mailbox_addr;   /* 16 unused writable bytes the stub reports to; 0 = none */
+        uint64_t mailbox_addr;   /* unused writable bytes the stub reports to: 16, then the result
+                                  * area; 0 = none (both on the thread's stack) */
+        size_t mailbox_room;     /* bytes unused there, from mailbox_addr */
         usec_t timeout;          /* how long to wait for the call to return (0 = 30 s) */
         bool dry_run;            /* choose, check, do not touch the process */
         int phase_fd;            /* test hook: one byte per step written here; -1 = none */
@@ -40,6 +51,7 @@ typedef struct InjectReport {
         usec_t held;     /* how long the thread was stopped */
         usec_t call;     /* from letting it go until the call had returned */
         uint64_t ret;    /* what the function returned */
+        uint8_t result[INJECT_RESULT_SIZE]; /* the result area as the call left it */
         bool completed;  /* the stub said the call returned */
         unsigned tried;  /* threads tried: one, unless a thread had too little stack */
 } InjectReport;

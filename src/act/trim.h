@@ -20,6 +20,7 @@ typedef struct TrimPlan {
         uint64_t fn_addr;        /* in the target */
         uint64_t stub_addr;      /* where the injection stub goes */
         uint64_t mailbox_addr;   /* where it reports; 0 = on the stack */
+        size_t mailbox_room;
         char library[PATH_MAX];  /* the file the function comes from */
 } TrimPlan;
 

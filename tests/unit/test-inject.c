@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../../src/act/inject.h"
+#include "../../src/act/inject-site.h"
 #include "memgov/maps-reader.h"
 #include "../../src/act/trim.h"
 #include "memgov/target.h"
@@ -169,6 +170,94 @@ static void test_trim_checks_the_callers_start_time(void **state) {
         finish(&c);
 }
 
+/* Called in the child (a fork: the same address): every argument in its register, a string
+ * from the block, a result written after the mailbox. */
+static uint64_t six_arguments(char *out, const char *in, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+        snprintf(out, 64, "%s %llu %llu %llu %llu", in, (unsigned long long) a, (unsigned long long) b,
+                 (unsigned long long) c, (unsigned long long) d);
+        return a + b + c + d;
+}
+
+static void test_call_arguments_and_result(void **state) {
+        Child c = spawn();
+        _cleanup_(inject_site_done) InjectSite site = {};
+        InjectReport rep;
+        char why[1024];
+
+        assert_int_equal(inject_site_open(c.pid, &site, why, sizeof(why)), 0);
+        assert_true(site.mailbox_addr != 0);
+        assert_true(site.mailbox_room >= 16 + 64);
+        static const char in[] = "memgov";
+        InjectRequest q = {
+                .pid = c.pid,
+                .fn = (uint64_t) (uintptr_t) six_arguments,
+                .args = { 0, 0, 3, 5, 7, 11 },
+                .data = in,
+                .data_size = sizeof(in),
+                .args_in_data = 1U << 1,
+                .args_in_result = 1U << 0,
+                .result_size = 64,
+                .stub_addr = site.stub_addr,
+                .mailbox_addr = site.mailbox_addr,
+                .mailbox_room = site.mailbox_room,
+        };
+        assert_int_equal(inject_call_retrying(&q, &rep, why, sizeof(why)), 0);
+        assert_true(rep.completed);
+        assert_int_equal(rep.ret, 26);
+        assert_string_equal((const char *) rep.result, "memgov 3 5 7 11");
+        assert_untouched(&c);
+
+        /* The result area is cleared before each call: what a call leaves unwritten reads 0. */
+        q.args[2] = 1;
+        q.args_in_result = 0;
+        q.args[0] = 0;
+        q.fn = (uint64_t) (uintptr_t) strlen;
+        q.args_in_data = 1U << 0;
+        assert_int_equal(inject_call_retrying(&q, &rep, why, sizeof(why)), 0);
+        assert_int_equal(rep.ret, strlen(in));
+        assert_int_equal(rep.result[0], 0);
+
+        /* More data or result than the block and the area hold: refused, nothing held. */
+        q.result_size = INJECT_RESULT_SIZE + 1;
+        assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), -E2BIG);
+        q.result_size = 64;
+        q.mailbox_room = 16 + 63;
+        assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), -ENOSPC);
+        assert_non_null(strstr(why, "no room for the call's result"));
+        assert_untouched(&c);
+        finish(&c);
+}
+
+/* Without a mailbox, the stub reports into its own block, in a box of its own: the saved
+ * registers it returns through are left as they were. */
+static void test_call_without_mailbox(void **state) {
+        Child c = spawn();
+        _cleanup_(inject_site_done) InjectSite site = {};
+        InjectReport rep;
+        char why[1024];
+
+        assert_int_equal(inject_site_open(c.pid, &site, why, sizeof(why)), 0);
+        static const char in[] = "without a mailbox";
+        InjectRequest q = {
+                .pid = c.pid,
+                .fn = (uint64_t) (uintptr_t) strlen,
+                .data = in,
+                .data_size = sizeof(in),
+                .args_in_data = 1U << 0,
+                .stub_addr = site.stub_addr,
+        };
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(inject_call_retrying(&q, &rep, why, sizeof(why)), 0);
+                assert_true(rep.completed);
+                assert_int_equal(rep.ret, strlen(in));
+                assert_untouched(&c);
+        }
+        /* A result needs the mailbox: the stack is the thread's again once the call returned. */
+        q.result_size = 8;
+        assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), -ENOSPC);
+        finish(&c);
+}
+
 static void test_maps_stream_equals_whole(void **state) {
         _cleanup_free_ char *whole = NULL;
         size_t len;
@@ -237,6 +326,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_starttime_checked_after_seize),
                 cmocka_unit_test(test_trim_checks_the_callers_start_time),
+                cmocka_unit_test(test_call_arguments_and_result),
+                cmocka_unit_test(test_call_without_mailbox),
                 cmocka_unit_test(test_maps_stream_equals_whole),
                 cmocka_unit_test(test_maps_long_line_refused),
         };
