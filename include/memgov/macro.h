@@ -26,6 +26,8 @@ typedef uint64_t usec_t;
 #define BP_ONE 10000U
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+/* a - b, or 0 when b is larger */
+#define SUB_CLAMP(a, b) ((a) > (b) ? (a) - (b) : 0)
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CLAMP(x, lo, hi) (MIN(MAX((x), (lo)), (hi)))

@@ -80,6 +80,10 @@ typedef struct ProcMaps {
         unsigned mappings;
         unsigned anon_rw;       /* private writable mappings with no file: heaps, arenas */
         uint64_t anon_rw_bytes; /* their total virtual size */
+        /* glibc's heaps of its arenas but the main one: 64 MiB reserved at a 64 MiB boundary, the
+         * part in use read-write, the rest PROT_NONE, every mapping anonymous */
+        unsigned arena_heaps;
+        uint64_t heap_start, heap_end; /* the run of anonymous mappings that may be one */
         Allocator allocator;
         MappedLib libc;          /* glibc's libc.so.6 */
         MappedLib allocator_lib; /* libjemalloc / libtcmalloc when one is mapped */

@@ -106,3 +106,4 @@ int status_reply_parse(const char *buf, json_object **ret, char *error, size_t e
 void print_status(json_object *st, bool color, const char *note);
 int cmd_record(int argc, char **argv);
 int cmd_trim(int argc, char **argv);
+int cmd_explain(int argc, char **argv);

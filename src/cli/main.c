@@ -22,6 +22,7 @@ static void help(void) {
                "  status [TARGET]  what the running memgov sees and did\n"
                "  record [TARGET]  write a trace of a server's memory\n"
                "  trim --pid PID   give the allocator's free memory back to the kernel, now\n"
+               "  explain [TARGET] where the server's memory is, and what would stop it growing\n"
                "  replay TRACE     show what memgov would have done on a recorded trace\n"
                "  plot TRACE       draw a chart of a replay: -o FILE.svg or -o FILE.png\n"
                "  check FILE...    validate policy files\n"
@@ -40,6 +41,7 @@ int main(int argc, char **argv) {
                 { "status", cmd_status },
                 { "record", cmd_record },
                 { "trim", cmd_trim },
+                { "explain", cmd_explain },
                 { "replay", cmd_replay },
                 { "plot", cmd_plot },
                 { "check", cmd_check },

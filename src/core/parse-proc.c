@@ -414,6 +414,19 @@ int proc_maps_add_line(ProcMaps *m, const char *line, size_t len) {
                 m->anon_rw++;
                 m->anon_rw_bytes += end - start;
         }
+        /* glibc's HEAP_MAX_SIZE on 64-bit: a heap is mmapped at a multiple of it, whole. */
+        const uint64_t heap_size = UINT64_C(64) << 20;
+        bool plain = path.n == 0 && perms.p[3] == 'p' && (perms.p[0] == 'r' || perms.p[0] == '-');
+        if (plain && m->heap_end && start == m->heap_end && end - m->heap_start <= heap_size)
+                m->heap_end = end;
+        else if (plain && start % heap_size == 0 && end - start <= heap_size && perms.p[0] == 'r')
+                m->heap_start = start, m->heap_end = end;
+        else
+                m->heap_start = m->heap_end = 0;
+        if (m->heap_end && m->heap_end - m->heap_start == heap_size) {
+                m->arena_heaps++;
+                m->heap_start = m->heap_end = 0;
+        }
         if (path.n == 0 || path.p[0] != '/')
                 return 0;
 

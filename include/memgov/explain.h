@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/allocator-stats.h"
+#include "memgov/parse-cgroup.h"
+#include "memgov/sessions.h"
+
+/* memgov explain (pure): where a server's memory is, in parts that add up, and what would stop
+ * it growing for good. The shell measures (src/act/explain-gather.c); this splits and judges. */
+
+#define EXPLAIN_TOP_SESSIONS 5
+
+typedef enum ServerFlavor {
+        SERVER_NONE, /* not a database server memgov talked to */
+        SERVER_MARIADB,
+        SERVER_MYSQL,
+        _SERVER_FLAVOR_MAX,
+} ServerFlavor;
+
+/* What was measured. A figure is used only with its has_ flag. */
+typedef struct ExplainInput {
+        /* the cgroup v2 (memory.current, memory.max, memory.stat) */
+        bool has_cgroup;
+        uint64_t current, limit; /* limit: SIZE_UNLIMITED when "max" */
+        MemoryStat stat;
+        /* the server process (/proc/PID/status and maps) */
+        bool has_process;
+        uint64_t rss_anon, rss_file, rss_shmem;
+        unsigned anon_maps, arena_heaps, cpus;
+        uint64_t host_ram;
+        /* the server over SQL */
+        ServerFlavor flavor;
+        char version[64];
+        bool has_pool;
+        uint64_t pool;       /* the buffer pool as the server reports it */
+        uint64_t pool_unit;  /* what it is resized by (innodb_buffer_pool_chunk_size), 0 = 1 MiB */
+        bool has_accounted;
+        uint64_t accounted;  /* memory the server counts (Memory_used; performance_schema), pool aside */
+        const char *accounted_source;
+        bool accounted_partial; /* some instruments off: the figure is short */
+        bool has_sessions;
+        uint64_t sessions_total;
+        unsigned n_sessions;
+        Session top[EXPLAIN_TOP_SESSIONS]; /* the largest, largest first */
+        unsigned n_top;
+        uint64_t sessions_median;
+        bool has_connections;
+        uint64_t max_connections, per_connection, connected; /* per_connection: its buffers, at most */
+        bool has_auto_min;   /* MariaDB's pressure listener (10.11.12, 11.4.6, 11.8.2 and later) */
+        uint64_t auto_min;   /* innodb_buffer_pool_size_auto_min */
+        bool has_limits;     /* the server's own session memory limit */
+        uint64_t session_limit; /* max_session_mem_used, connection_memory_limit (if tracked) */
+        /* the allocator (an injected call) */
+        bool has_allocator;
+        AllocatorStats allocator;
+} ExplainInput;
+
+/* The parts, in the order they are shown. Each has its measure in Explanation.parts. */
+typedef enum ExplainPart {
+        PART_PAGE_CACHE,      /* active and inactive file pages (cgroup), or files mapped (process) */
+        PART_SHMEM,           /* tmpfs and shared memory */
+        PART_KERNEL,          /* slab, sockets, stacks, page tables: memory.current - anon - file */
+        PART_OTHER_PROCESSES, /* anonymous memory of the cgroup's other processes */
+        PART_POOL,            /* the InnoDB buffer pool */
+        PART_SERVER_OTHER,    /* what else the server counts (caches, dictionary, its own buffers) */
+        PART_SESSIONS,        /* what the sessions hold */
+        PART_ALLOCATOR_FREE,  /* free memory the allocator holds */
+        PART_UNACCOUNTED,     /* the rest of the server's anonymous memory */
+        _PART_MAX,
+} ExplainPart;
+
+const char *explain_part_to_string(ExplainPart p);   /* "page_cache" */
+const char *explain_part_label(ExplainPart p);       /* "page cache" */
+
+typedef enum FindingKind {
+        FINDING_ALLOCATOR_RETENTION,
+        FINDING_SESSION_GROWTH,
+        FINDING_POOL_TOO_LARGE,
+        FINDING_STORM_RISK,
+        FINDING_PRESSURE_LISTENER_IDLE,
+        _FINDING_KIND_MAX,
+} FindingKind;
+
+const char *finding_kind_to_string(FindingKind k);
+
+#define FINDING_TEXT_MAX 768
+
+typedef struct Finding {
+        FindingKind kind;
+        char evidence[FINDING_TEXT_MAX]; /* the measurements it rests on */
+        char fix[FINDING_TEXT_MAX];      /* what to do, in one or more lines */
+        uint64_t gives_back;             /* bytes it would give back; 0 = none or not known */
+        bool gives_back_known;
+} Finding;
+
+typedef struct Explanation {
+        uint64_t total;          /* memory.current, else the server's RSS */
+        const char *total_source; /* "memory.current", "RSS" */
+        bool has[_PART_MAX];
+        uint64_t parts[_PART_MAX];
+        /* measured beyond what is resident (a pool not all touched, a glibc free figure that counts
+         * pages given back): left out of the parts, said here */
+        uint64_t overcounted;
+        Finding findings[_FINDING_KIND_MAX];
+        unsigned n_findings;
+} Explanation;
+
+void explain(const ExplainInput *in, const char *unit, Explanation *ret);

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "memgov/explain.h"
+#include "memgov/policy.h"
+#include "memgov/roots.h"
+#include "memgov/target.h"
+
+/* Measures what memgov explain splits, for a resolved target: its cgroup's memory files, the
+ * server process's status and maps, the server over [sql] (its pool, the memory it counts, its
+ * sessions and limits), and, with allocator, the allocator's own statistics by an injected call.
+ * What cannot be measured is left out (its has_ flag false), with a line in notes saying why.
+ * Fails only when nothing at all can be measured. */
+int explain_gather(const Target *t, const Roots *roots, const Policy *p, bool allocator, ExplainInput *ret,
+                   char *notes, size_t notes_size);

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memgov/explain.h"
+#include "memgov/macro.h"
+#include "memgov/units.h"
+
+static const struct {
+        const char *name, *label;
+} parts[_PART_MAX] = {
+        [PART_PAGE_CACHE] = { "page_cache", "page cache" },
+        [PART_SHMEM] = { "shmem", "shared memory" },
+        [PART_KERNEL] = { "kernel", "kernel" },
+        [PART_OTHER_PROCESSES] = { "other_processes", "other processes" },
+        [PART_POOL] = { "buffer_pool", "buffer pool" },
+        [PART_SERVER_OTHER] = { "server_other", "server, other" },
+        [PART_SESSIONS] = { "sessions", "sessions" },
+        [PART_ALLOCATOR_FREE] = { "allocator_free", "allocator free" },
+        [PART_UNACCOUNTED] = { "unaccounted", "unaccounted" },
+};
+
+const char *explain_part_to_string(ExplainPart p) {
+        return p < _PART_MAX ? parts[p].name : NULL;
+}
+
+const char *explain_part_label(ExplainPart p) {
+        return p < _PART_MAX ? parts[p].label : NULL;
+}
+
+static const char *const finding_names[_FINDING_KIND_MAX] = {
+        [FINDING_ALLOCATOR_RETENTION] = "allocator-retention",
+        [FINDING_SESSION_GROWTH] = "session-growth",
+        [FINDING_POOL_TOO_LARGE] = "pool-too-large",
+        [FINDING_STORM_RISK] = "storm-risk",
+        [FINDING_PRESSURE_LISTENER_IDLE] = "pressure-listener-idle",
+};
+
+const char *finding_kind_to_string(FindingKind k) {
+        return k < _FINDING_KIND_MAX ? finding_names[k] : NULL;
+}
+
+/* Takes up to want out of *left: what a measured part may claim of the memory not claimed yet. */
+static uint64_t claim(uint64_t want, uint64_t *left, uint64_t *over) {
+        uint64_t got = MIN(want, *left);
+        *left -= got;
+        *over += want - got;
+        return got;
+}
+
+static void set(Explanation *e, ExplainPart p, uint64_t v) {
+        e->has[p] = true;
+        e->parts[p] = v;
+}
+
+static void split(const ExplainInput *in, Explanation *e) {
+        uint64_t server_anon = 0;
+
+        if (in->has_cgroup) {
+                const MemoryStat *st = &in->stat;
+                e->total = in->current;
+                e->total_source = "memory.current";
+                uint64_t left = in->current;
+                set(e, PART_PAGE_CACHE, claim(st->active_file + st->inactive_file, &left, &e->overcounted));
+                set(e, PART_SHMEM, claim(st->shmem, &left, &e->overcounted));
+                /* memory.stat's file counts shmem too; the kernel's part is what is neither. */
+                uint64_t anon = MIN(st->anon, left);
+                set(e, PART_KERNEL, left - anon);
+                left = anon;
+                server_anon = in->has_process ? MIN(in->rss_anon, anon) : anon;
+                set(e, PART_OTHER_PROCESSES, anon - server_anon);
+        } else if (in->has_process) {
+                e->total = in->rss_anon + in->rss_file + in->rss_shmem;
+                e->total_source = "RSS";
+                set(e, PART_PAGE_CACHE, in->rss_file);
+                set(e, PART_SHMEM, in->rss_shmem);
+                server_anon = in->rss_anon;
+        } else
+                return;
+
+        /* The server's anonymous memory: what it and its allocator say, the rest unaccounted. */
+        uint64_t left = server_anon;
+        if (in->has_pool)
+                set(e, PART_POOL, claim(in->pool, &left, &e->overcounted));
+        if (in->has_sessions)
+                set(e, PART_SESSIONS, claim(in->sessions_total, &left, &e->overcounted));
+        if (in->has_allocator)
+                set(e, PART_ALLOCATOR_FREE, claim(in->allocator.free, &left, &e->overcounted));
+        if (in->has_accounted) {
+                /* The server's own count comes last: the allocator's figures are measured, the
+                 * server's bookkeeping may count twice (seen: MariaDB 11.8's Memory_used 561M with
+                 * 302M in use by mallinfo2). It cannot exceed what the allocator has handed out. */
+                uint64_t other = in->has_sessions ? SUB_CLAMP(in->accounted, in->sessions_total) : in->accounted;
+                if (in->has_allocator) {
+                        uint64_t cap = in->has_sessions ? SUB_CLAMP(in->allocator.in_use, in->sessions_total)
+                                                        : in->allocator.in_use;
+                        e->overcounted += SUB_CLAMP(other, cap);
+                        other = MIN(other, cap);
+                }
+                set(e, PART_SERVER_OTHER, claim(other, &left, &e->overcounted));
+        }
+        set(e, PART_UNACCOUNTED, left);
+}
+
+static Finding *add(Explanation *e, FindingKind k) {
+        assert(e->n_findings < _FINDING_KIND_MAX);
+        Finding *f = &e->findings[e->n_findings++];
+        *f = (Finding) { .kind = k };
+        return f;
+}
+
+/* Worth a line: a tenth of the total, and at least 32 MiB. */
+static bool significant(const Explanation *e, uint64_t v) {
+        return v >= (UINT64_C(32) << 20) && v >= e->total / 10;
+}
+
+static const char *percent(char buf[static 16], uint64_t part, uint64_t whole) {
+        snprintf(buf, 16, "%.0f%%", whole ? 100.0 * (double) part / (double) whole : 0.0);
+        return buf;
+}
+
+static void rule_allocator(const ExplainInput *in, const char *unit, Explanation *e) {
+        if (!in->has_allocator || !significant(e, e->parts[PART_ALLOCATOR_FREE]))
+                return;
+        const AllocatorStats *a = &in->allocator;
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], pc[16];
+        Finding *f = add(e, FINDING_ALLOCATOR_RETENTION);
+        f->gives_back = MIN(a->releasable, e->parts[PART_ALLOCATOR_FREE]);
+        f->gives_back_known = true;
+        int n = snprintf(f->evidence, sizeof(f->evidence), "%s says %s free of a %s heap (%s of %s), %s of it in use",
+                         a->source, format_bytes(b1, a->free), format_bytes(b2, a->heap),
+                         percent(pc, e->parts[PART_ALLOCATOR_FREE], e->total), e->total_source,
+                         format_bytes(b3, a->in_use));
+        if (a->allocator == ALLOCATOR_GLIBC && in->has_process && n > 0 && (size_t) n < sizeof(f->evidence))
+                snprintf(f->evidence + n, sizeof(f->evidence) - (size_t) n, "; %u arenas (cap %u: 8 x %u cores)",
+                         in->arena_heaps + 1, 8 * MAX(in->cpus, 1U), MAX(in->cpus, 1U));
+        const char *u = unit ? unit : "the server's unit";
+        switch (a->allocator) {
+        case ALLOCATOR_GLIBC:
+                snprintf(f->fix, sizeof(f->fix),
+                         "run the server on jemalloc, which gives freed memory back on its own: `systemctl edit %s`\n"
+                         "  [Service]\n"
+                         "  Environment=\"LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2\"\n"
+                         "  Environment=\"MALLOC_CONF=background_thread:true,dirty_decay_ms:5000,muzzy_decay_ms:5000\"\n"
+                         "then restart it (Debian: apt install libjemalloc2). Or, with no new library, "
+                         "Environment=\"MALLOC_ARENA_MAX=2\" (fewer arenas to hold free memory; a published "
+                         "comparison measured 4%% fewer queries a second). Until then `memgov trim` gives it back.",
+                         u);
+                break;
+        case ALLOCATOR_TCMALLOC:
+                snprintf(f->fix, sizeof(f->fix),
+                         "have tcmalloc give free pages back sooner: `systemctl edit %s`\n"
+                         "  [Service]\n"
+                         "  Environment=\"TCMALLOC_RELEASE_RATE=10\"\n"
+                         "then restart it (the default is 1; 0 never gives back). Until then `memgov trim` "
+                         "gives it back.",
+                         u);
+                break;
+        case ALLOCATOR_JEMALLOC:
+                snprintf(f->fix, sizeof(f->fix),
+                         "have jemalloc purge on its own thread: `systemctl edit %s`\n"
+                         "  [Service]\n"
+                         "  Environment=\"MALLOC_CONF=background_thread:true,dirty_decay_ms:5000,muzzy_decay_ms:5000\"\n"
+                         "then restart it. Until then `memgov trim` gives it back.",
+                         u);
+                break;
+        default:
+                break;
+        }
+}
+
+static void rule_sessions(const ExplainInput *in, Explanation *e) {
+        if (!in->has_sessions || in->n_top == 0 || !significant(e, e->parts[PART_SESSIONS]))
+                return;
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], b4[FORMAT_BYTES_MAX], pc[16];
+        const Session *top = &in->top[0];
+        Finding *f = add(e, FINDING_SESSION_GROWTH);
+        /* What a limit at four times the median session would give back: each larger session's
+         * excess (of the ones listed). */
+        uint64_t limit = MAX(in->sessions_median * 4, UINT64_C(16) << 20);
+        for (unsigned i = 0; i < in->n_top; i++)
+                if (in->top[i].memory > limit)
+                        f->gives_back += in->top[i].memory - limit;
+        f->gives_back_known = true;
+        snprintf(f->evidence, sizeof(f->evidence),
+                 "%u sessions hold %s (%s of %s); the largest, %s@%s (%s, id %llu), holds %s; the median %s",
+                 in->n_sessions, format_bytes(b1, in->sessions_total), percent(pc, e->parts[PART_SESSIONS], e->total),
+                 e->total_source, top->user, top->host, top->command, (unsigned long long) top->id,
+                 format_bytes(b2, top->memory), format_bytes(b3, in->sessions_median));
+        format_bytes(b4, limit);
+        if (in->flavor == SERVER_MARIADB)
+                snprintf(f->fix, sizeof(f->fix),
+                         "cap each session's memory in the server:\n"
+                         "  SET GLOBAL max_session_mem_used = %llu;  -- %s, 4 x the median session\n"
+                         "and the same in the server's option file ([mariadbd] max_session_mem_used = %s); a query "
+                         "past it fails, the session stays. Or have the application's connection pool reset or "
+                         "recycle its connections (memory held by a session goes only when it ends).",
+                         (unsigned long long) limit, b4, b4);
+        else
+                snprintf(f->fix, sizeof(f->fix),
+                         "cap each connection's memory in the server (privileged accounts are exempt):\n"
+                         "  SET PERSIST global_connection_memory_tracking = ON;\n"
+                         "  SET PERSIST connection_memory_limit = %llu;  -- %s, 4 x the median session\n"
+                         "a statement past it fails. Or have the application's connection pool reset or recycle "
+                         "its connections (memory held by a session goes only when it ends).",
+                         (unsigned long long) limit, b4);
+}
+
+static uint64_t round_down(uint64_t v, uint64_t unit) {
+        return unit ? v / unit * unit : v;
+}
+
+static void rule_pool(const ExplainInput *in, Explanation *e) {
+        if (!in->has_pool || !in->has_cgroup || in->limit == SIZE_UNLIMITED || in->limit == 0 || in->pool == 0)
+                return;
+        /* The pool fits when everything else plus the pool stays under 90% of the limit: the rest
+         * is the headroom a burst of sessions, a sort, a restart's recovery need. */
+        uint64_t room = in->limit / 10 * 9;
+        uint64_t rest = e->total > e->parts[PART_POOL] ? e->total - e->parts[PART_POOL] : 0;
+        uint64_t unit = in->pool_unit ? in->pool_unit : UINT64_C(1) << 20;
+        uint64_t fits = rest < room ? round_down(room - rest, unit) : 0;
+        if (fits >= in->pool)
+                return;
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], b4[FORMAT_BYTES_MAX],
+                b5[FORMAT_BYTES_MAX];
+        Finding *f = add(e, FINDING_POOL_TOO_LARGE);
+        f->gives_back = in->pool - fits;
+        f->gives_back_known = true;
+        snprintf(f->evidence, sizeof(f->evidence),
+                 "the buffer pool is %s; the rest of %s is %s; 90%% of memory.max %s leaves %s for the pool",
+                 format_bytes(b1, in->pool), e->total_source, format_bytes(b2, rest), format_bytes(b3, in->limit),
+                 format_bytes(b4, room > rest ? room - rest : 0));
+        format_bytes(b5, fits);
+        if (fits == 0)
+                snprintf(f->fix, sizeof(f->fix),
+                         "no buffer pool fits: the rest alone is past 90%% of the limit; raise memory.max, or "
+                         "find what the rest is (the parts above)");
+        else
+                snprintf(f->fix, sizeof(f->fix),
+                         "  SET GLOBAL innodb_buffer_pool_size = %llu;  -- %s = 90%% of %s - %s, rounded down to %s\n"
+                         "and the same in the server's option file; or raise memory.max by %s.",
+                         (unsigned long long) fits, b5, b3, b2, format_bytes(b4, unit), format_bytes(b1, in->pool - fits));
+}
+
+static void rule_storm(const ExplainInput *in, Explanation *e) {
+        if (!in->has_connections || !in->has_cgroup || in->limit == SIZE_UNLIMITED || in->per_connection == 0 ||
+            in->max_connections <= in->connected)
+                return;
+        uint64_t headroom = in->limit > e->total ? in->limit - e->total : 0;
+        uint64_t more = in->max_connections - in->connected;
+        if (more * in->per_connection <= headroom)
+                return;
+        uint64_t fit = headroom / in->per_connection;
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX];
+        Finding *f = add(e, FINDING_STORM_RISK);
+        snprintf(f->evidence, sizeof(f->evidence),
+                 "max_connections %llu, %llu connected: %llu more at up to %s each of their buffers is %s, past the "
+                 "%s left under memory.max",
+                 (unsigned long long) in->max_connections, (unsigned long long) in->connected,
+                 (unsigned long long) more, format_bytes(b1, in->per_connection),
+                 format_bytes(b2, more * in->per_connection), format_bytes(b3, headroom));
+        snprintf(f->fix, sizeof(f->fix),
+                 "  SET GLOBAL max_connections = %llu;  -- the %llu connected and the %llu whose buffers fit\n"
+                 "or smaller per-connection buffers (sort_buffer_size, join_buffer_size, read_rnd_buffer_size); "
+                 "memgov's admission rung lowers it only while memory is short.",
+                 (unsigned long long) (in->connected + fit), (unsigned long long) in->connected,
+                 (unsigned long long) fit);
+}
+
+static void rule_pressure_listener(const ExplainInput *in, Explanation *e) {
+        if (in->flavor != SERVER_MARIADB || !in->has_auto_min || !in->has_pool || in->auto_min < in->pool ||
+            !significant(e, in->pool))
+                return;
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX];
+        uint64_t half = round_down(in->pool / 2, in->pool_unit ? in->pool_unit : UINT64_C(1) << 20);
+        Finding *f = add(e, FINDING_PRESSURE_LISTENER_IDLE);
+        snprintf(f->evidence, sizeof(f->evidence),
+                 "innodb_buffer_pool_size_auto_min is %s, not below the pool's %s: MariaDB's memory pressure "
+                 "listener shrinks the pool toward it, so it does nothing",
+                 format_bytes(b1, in->auto_min), format_bytes(b2, in->pool));
+        snprintf(f->fix, sizeof(f->fix),
+                 "  SET GLOBAL innodb_buffer_pool_size_auto_min = %llu;  -- %s: the pool may halve under pressure\n"
+                 "(it works only where the server can write its cgroup's memory.pressure; it never grows the "
+                 "pool back by itself)",
+                 (unsigned long long) half, format_bytes(b2, half));
+}
+
+void explain(const ExplainInput *in, const char *unit, Explanation *ret) {
+        assert(in);
+        assert(ret);
+        *ret = (Explanation) {};
+        split(in, ret);
+        if (!ret->total_source)
+                return;
+        rule_allocator(in, unit, ret);
+        rule_sessions(in, ret);
+        rule_pool(in, ret);
+        rule_storm(in, ret);
+        rule_pressure_listener(in, ret);
+}

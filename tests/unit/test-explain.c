@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* memgov explain's arithmetic (pure): the parts add up to the total whatever was measured, a
+ * measure larger than what is left is said as overcounted, the allocator's figures come before
+ * the server's own bookkeeping, and each finding appears on its evidence and only then. */
+#include "test-util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "memgov/explain.h"
+#include "memgov/units.h"
+
+#define M (UINT64_C(1) << 20)
+
+static const Finding *find(const Explanation *e, FindingKind k);
+
+/* The finding, which must be there. */
+static const Finding *must(const Explanation *e, FindingKind k) {
+        const Finding *f = find(e, k);
+        if (!f) {
+                fail_msg("no %s finding", finding_kind_to_string(k));
+                abort();
+        }
+        return f;
+}
+
+static uint64_t sum(const Explanation *e) {
+        uint64_t s = 0;
+        for (ExplainPart p = 0; p < _PART_MAX; p++)
+                if (e->has[p])
+                        s += e->parts[p];
+        return s;
+}
+
+static const Finding *find(const Explanation *e, FindingKind k) {
+        for (unsigned i = 0; i < e->n_findings; i++)
+                if (e->findings[i].kind == k)
+                        return &e->findings[i];
+        return NULL;
+}
+
+/* A MariaDB in a cgroup: 1000M, of it 100M page cache, 10M shmem, 50M kernel, 840M anonymous of
+ * which the server holds 800M. */
+static ExplainInput mariadb(void) {
+        ExplainInput in = {
+                .has_cgroup = true,
+                .current = 1000 * M,
+                .limit = 1200 * M,
+                .stat = { .anon = 840 * M, .file = 110 * M, .shmem = 10 * M, .active_file = 60 * M,
+                          .inactive_file = 40 * M },
+                .has_process = true,
+                .rss_anon = 800 * M,
+                .rss_file = 30 * M,
+                .cpus = 4,
+                .arena_heaps = 31,
+                .flavor = SERVER_MARIADB,
+                .has_pool = true,
+                .pool = 400 * M,
+                .has_accounted = true,
+                .accounted = 150 * M,
+                .accounted_source = "Memory_used",
+                .has_sessions = true,
+                .sessions_total = 100 * M,
+                .n_sessions = 20,
+                .n_top = 1,
+                .top = { { .id = 7, .user = "app", .host = "10.0.0.5:4000", .command = "Sleep", .memory = 40 * M } },
+                .sessions_median = 2 * M,
+                .has_allocator = true,
+                .allocator = { .allocator = ALLOCATOR_GLIBC, .source = "mallinfo2", .in_use = 250 * M, .heap = 450 * M,
+                               .free = 200 * M, .releasable = 200 * M },
+        };
+        return in;
+}
+
+static void test_cgroup_parts_add_up(void **state) {
+        ExplainInput in = mariadb();
+        Explanation e;
+        explain(&in, "mariadb.service", &e);
+        assert_string_equal(e.total_source, "memory.current");
+        assert_int_equal(e.total, 1000 * M);
+        assert_int_equal(sum(&e), e.total);
+        assert_int_equal(e.parts[PART_PAGE_CACHE], 100 * M);
+        assert_int_equal(e.parts[PART_SHMEM], 10 * M);
+        /* 1000 - 840 anonymous - 110 file */
+        assert_int_equal(e.parts[PART_KERNEL], 50 * M);
+        assert_int_equal(e.parts[PART_OTHER_PROCESSES], 40 * M);
+        assert_int_equal(e.parts[PART_POOL], 400 * M);
+        assert_int_equal(e.parts[PART_SESSIONS], 100 * M);
+        assert_int_equal(e.parts[PART_ALLOCATOR_FREE], 200 * M);
+        /* Memory_used less the sessions' share */
+        assert_int_equal(e.parts[PART_SERVER_OTHER], 50 * M);
+        assert_int_equal(e.parts[PART_UNACCOUNTED], 50 * M);
+        assert_int_equal(e.overcounted, 0);
+}
+
+/* Without a cgroup: the process's resident set. */
+static void test_process_parts_add_up(void **state) {
+        ExplainInput in = mariadb();
+        in.has_cgroup = false;
+        in.rss_shmem = 5 * M;
+        Explanation e;
+        explain(&in, NULL, &e);
+        assert_string_equal(e.total_source, "RSS");
+        assert_int_equal(e.total, 835 * M);
+        assert_int_equal(sum(&e), e.total);
+        assert_false(e.has[PART_KERNEL]);
+        assert_false(e.has[PART_OTHER_PROCESSES]);
+        assert_int_equal(e.parts[PART_PAGE_CACHE], 30 * M);
+}
+
+/* A pool not all touched, a server that counts more than its allocator handed out: what does
+ * not fit is overcounted, never a part, and the allocator's measure keeps its place. */
+static void test_overcounted(void **state) {
+        ExplainInput in = mariadb();
+        in.pool = 700 * M;
+        in.accounted = 561 * M;
+        Explanation e;
+        explain(&in, NULL, &e);
+        assert_int_equal(sum(&e), e.total);
+        /* 800 anonymous: 700 pool, 100 sessions, nothing left for the allocator's 200 free */
+        assert_int_equal(e.parts[PART_POOL], 700 * M);
+        assert_int_equal(e.parts[PART_SESSIONS], 100 * M);
+        assert_int_equal(e.parts[PART_ALLOCATOR_FREE], 0);
+        assert_int_equal(e.parts[PART_UNACCOUNTED], 0);
+        /* 200 free, and Memory_used's 461 beyond the sessions capped at 250 - 100 in use: 150 */
+        assert_int_equal(e.overcounted, 200 * M + (461 - 150) * M + 150 * M);
+
+        in = mariadb();
+        in.accounted = 561 * M;
+        explain(&in, NULL, &e);
+        assert_int_equal(e.parts[PART_ALLOCATOR_FREE], 200 * M);
+        assert_int_equal(e.parts[PART_SERVER_OTHER], 100 * M);
+        assert_int_equal(e.parts[PART_UNACCOUNTED], 0);
+        assert_int_equal(e.overcounted, (461 - 150) * M + 50 * M);
+        assert_int_equal(sum(&e), e.total);
+}
+
+/* Nothing measured: no total, no parts, no findings. */
+static void test_nothing(void **state) {
+        ExplainInput in = {};
+        Explanation e;
+        explain(&in, NULL, &e);
+        assert_null(e.total_source);
+        assert_int_equal(e.n_findings, 0);
+        assert_int_equal(sum(&e), 0);
+}
+
+static void test_allocator_retention(void **state) {
+        ExplainInput in = mariadb();
+        Explanation e;
+        explain(&in, "mariadb.service", &e);
+        const Finding *f = must(&e, FINDING_ALLOCATOR_RETENTION);
+        assert_int_equal(f->gives_back, 200 * M);
+        assert_non_null(strstr(f->evidence, "32 arenas (cap 32: 8 x 4 cores)"));
+        assert_non_null(strstr(f->fix, "systemctl edit mariadb.service"));
+        assert_non_null(strstr(f->fix, "LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"));
+        assert_non_null(strstr(f->fix, "MALLOC_ARENA_MAX=2"));
+
+        /* Each allocator its own fix. */
+        in.allocator.allocator = ALLOCATOR_TCMALLOC;
+        in.allocator.releasable = 150 * M;
+        explain(&in, NULL, &e);
+        f = must(&e, FINDING_ALLOCATOR_RETENTION);
+        assert_int_equal(f->gives_back, 150 * M);
+        assert_non_null(strstr(f->fix, "TCMALLOC_RELEASE_RATE"));
+        assert_null(strstr(f->evidence, "arenas"));
+
+        /* Under a tenth of the total, or under 32M: no finding. */
+        in = mariadb();
+        in.allocator.free = 90 * M;
+        explain(&in, NULL, &e);
+        assert_null(find(&e, FINDING_ALLOCATOR_RETENTION));
+        in.has_cgroup = false;
+        in.rss_anon = 200 * M;
+        in.rss_file = 0;
+        in.has_pool = in.has_sessions = in.has_accounted = false;
+        in.allocator.free = 31 * M;
+        explain(&in, NULL, &e);
+        assert_null(find(&e, FINDING_ALLOCATOR_RETENTION));
+        in.allocator.free = 33 * M;
+        explain(&in, NULL, &e);
+        assert_non_null(find(&e, FINDING_ALLOCATOR_RETENTION));
+}
+
+static void test_session_growth(void **state) {
+        ExplainInput in = mariadb();
+        Explanation e;
+        explain(&in, NULL, &e);
+        const Finding *f = must(&e, FINDING_SESSION_GROWTH);
+        /* A limit at 4 x the 2M median is under the 16M floor: 16M; the 40M session's excess */
+        assert_int_equal(f->gives_back, 24 * M);
+        assert_non_null(strstr(f->fix, "max_session_mem_used = 16777216"));
+        assert_non_null(strstr(f->evidence, "app@10.0.0.5:4000"));
+        in.flavor = SERVER_MYSQL;
+        explain(&in, NULL, &e);
+        f = must(&e, FINDING_SESSION_GROWTH);
+        assert_non_null(strstr(f->fix, "connection_memory_limit = 16777216"));
+        assert_non_null(strstr(f->fix, "global_connection_memory_tracking = ON"));
+        in.sessions_total = 60 * M;
+        explain(&in, NULL, &e);
+        assert_null(find(&e, FINDING_SESSION_GROWTH));
+}
+
+static void test_pool_too_large(void **state) {
+        ExplainInput in = mariadb();
+        Explanation e;
+        /* 90% of 1200M is 1080M; the rest 600M leaves 480M: the 400M pool fits. */
+        explain(&in, NULL, &e);
+        assert_null(find(&e, FINDING_POOL_TOO_LARGE));
+        in.limit = 1000 * M;
+        in.pool_unit = 128 * M;
+        explain(&in, NULL, &e);
+        const Finding *f = must(&e, FINDING_POOL_TOO_LARGE);
+        /* 900M - 600M = 300M, rounded down to 128M: 256M; gives back 144M */
+        assert_int_equal(f->gives_back, 144 * M);
+        assert_non_null(strstr(f->fix, "innodb_buffer_pool_size = 268435456"));
+        in.limit = SIZE_UNLIMITED;
+        explain(&in, NULL, &e);
+        assert_null(find(&e, FINDING_POOL_TOO_LARGE));
+}
+
+static void test_storm_risk(void **state) {
+        ExplainInput in = mariadb();
+        in.has_connections = true;
+        in.max_connections = 151;
+        in.connected = 21;
+        in.per_connection = 4 * M;
+        Explanation e;
+        /* 130 more x 4M = 520M past the 200M left */
+        explain(&in, NULL, &e);
+        const Finding *f = must(&e, FINDING_STORM_RISK);
+        assert_false(f->gives_back_known);
+        assert_non_null(strstr(f->fix, "max_connections = 71"));
+        in.per_connection = M;
+        explain(&in, NULL, &e);
+        assert_null(find(&e, FINDING_STORM_RISK));
+}
+
+static void test_pressure_listener(void **state) {
+        ExplainInput in = mariadb();
+        in.has_auto_min = true;
+        in.auto_min = UINT64_C(8) << 40;
+        Explanation e;
+        explain(&in, NULL, &e);
+        const Finding *f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_non_null(strstr(f->fix, "innodb_buffer_pool_size_auto_min = 209715200"));
+        in.auto_min = 200 * M;
+        explain(&in, NULL, &e);
+        assert_null(find(&e, FINDING_PRESSURE_LISTENER_IDLE));
+        in.auto_min = UINT64_C(8) << 40;
+        in.flavor = SERVER_MYSQL;
+        explain(&in, NULL, &e);
+        assert_null(find(&e, FINDING_PRESSURE_LISTENER_IDLE));
+}
+
+/* Every part and finding has its name (the JSON keys, the metrics' labels). */
+static void test_names(void **state) {
+        for (ExplainPart p = 0; p < _PART_MAX; p++) {
+                assert_non_null(explain_part_to_string(p));
+                assert_non_null(explain_part_label(p));
+        }
+        for (FindingKind k = 0; k < _FINDING_KIND_MAX; k++)
+                assert_non_null(finding_kind_to_string(k));
+        assert_null(explain_part_to_string(_PART_MAX));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_cgroup_parts_add_up), cmocka_unit_test(test_process_parts_add_up),
+                cmocka_unit_test(test_overcounted),         cmocka_unit_test(test_nothing),
+                cmocka_unit_test(test_allocator_retention), cmocka_unit_test(test_session_growth),
+                cmocka_unit_test(test_pool_too_large),      cmocka_unit_test(test_storm_risk),
+                cmocka_unit_test(test_pressure_listener),   cmocka_unit_test(test_names),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
