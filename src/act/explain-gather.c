@@ -19,7 +19,7 @@
 #include "memgov/units.h"
 #include "session-end.h"
 
-static void note(char *notes, size_t size, const char *fmt, ...) {
+_printf_(3, 4) static void note(char *notes, size_t size, const char *fmt, ...) {
         size_t used = strlen(notes);
         if (used + 1 >= size)
                 return;

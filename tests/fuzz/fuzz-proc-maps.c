@@ -45,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         fuzz_assert(m.mappings > 0);
         fuzz_assert(m.anon_rw <= m.mappings);
+        fuzz_assert(m.arena_heaps <= m.mappings);
         fuzz_assert(m.allocator >= ALLOCATOR_UNKNOWN && m.allocator < _ALLOCATOR_MAX);
         check_lib(&m.libc);
         check_lib(&m.allocator_lib);

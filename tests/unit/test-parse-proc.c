@@ -261,11 +261,29 @@ static void test_allocator_names(void **state) {
         assert_int_equal(allocator_from_string("mimalloc", &a), -EINVAL);
 }
 
+/* glibc's arena heaps: 64 MiB reserved at a 64 MiB boundary, in use then PROT_NONE, anonymous. */
+static void test_maps_arena_heaps(void **state) {
+        static const char text[] =
+                "7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n"      /* heap 1: 132K in use */
+                "7f0000021000-7f0004000000 ---p 00000000 00:00 0 \n"      /* ... the rest reserved */
+                "7f0004000000-7f0008000000 rw-p 00000000 00:00 0 \n"      /* heap 2: all in use */
+                "7f0009000000-7f000a000000 rw-p 00000000 00:00 0 \n"      /* not at a boundary */
+                "7f000c000000-7f000c021000 rw-p 00000000 00:00 0 \n"      /* a file between: no heap */
+                "7f000c021000-7f000d000000 r--p 00000000 08:01 42 /usr/lib/x \n"
+                "7f000d000000-7f0010000000 ---p 00000000 00:00 0 \n"
+                "7f0010000000-7f0018000000 rw-p 00000000 00:00 0 \n"      /* 128 MiB: a pool, not a heap */
+                "7f0018000000-7f0018021000 rw-p 00000000 00:00 0 [heap]\n" /* named: not an arena's */
+                "7f0018021000-7f001c000000 ---p 00000000 00:00 0 \n";
+        ProcMaps m;
+        assert_int_equal(parse_proc_maps(text, strlen(text), &m), 0);
+        assert_int_equal(m.arena_heaps, 2);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status_real),     cmocka_unit_test(test_status_synthetic),
                 cmocka_unit_test(test_smaps_rollup),    cmocka_unit_test(test_proc_cgroup),
-                cmocka_unit_test(test_maps_allocators), cmocka_unit_test(test_maps_synthetic),
+                cmocka_unit_test(test_maps_allocators), cmocka_unit_test(test_maps_arena_heaps), cmocka_unit_test(test_maps_synthetic),
                 cmocka_unit_test(test_proc_stat),       cmocka_unit_test(test_allocator_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
