@@ -3,6 +3,7 @@
 
 #include "memgov/allocator-stats.h"
 #include "memgov/parse-cgroup.h"
+#include "memgov/sample.h"
 #include "memgov/sessions.h"
 
 /* memgov explain (pure): where a server's memory is, in parts that add up, and what would stop
@@ -106,3 +107,9 @@ typedef struct Explanation {
 } Explanation;
 
 void explain(const ExplainInput *in, const char *unit, Explanation *ret);
+
+/* The cgroup's and the process's figures of in replaced by a newer sample's (the daemon measures
+ * the server's own parts every explain.every, the cgroup every sample): the parts then add up
+ * to the sample's memory.current. Without the cgroup in the sample, the process's resident set
+ * less its anonymous memory counts as page cache (a sample does not tell shared memory apart). */
+void explain_input_from_sample(ExplainInput *in, const Sample *s);

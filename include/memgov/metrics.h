@@ -2,6 +2,7 @@
 #pragma once
 
 #include "memgov/engine.h"
+#include "memgov/explain.h"
 #include "memgov/sample.h"
 
 /* Prometheus metrics: counters the daemon keeps as results come in, and the text exposition
@@ -44,6 +45,7 @@ typedef struct MetricsView {
         const EngineOutput *out; /* NULL before the first decision */
         const MetricsCounters *counters;
         usec_t uptime; /* the governor's */
+        const Explanation *explanation; /* memgov explain's parts and findings; NULL: not measured */
 } MetricsView;
 
 /* Renders the exposition text into buf. Returns its length, or -ENOBUFS when buf is too small

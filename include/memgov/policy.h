@@ -184,6 +184,10 @@ typedef struct Policy {
         char metrics_address[64]; /* "" = no HTTP endpoint; an IPv4 or IPv6 address */
         unsigned metrics_port;
         char metrics_textfile[256]; /* "" = none */
+
+        /* [explain] */
+        usec_t explain_every;   /* how often the daemon measures the parts; 0 = never */
+        bool explain_allocator; /* ... the allocator's included (an injected call) */
 } Policy;
 
 /* Receives one finished message per problem: "file:line: key: what is wrong (expected ...)". */

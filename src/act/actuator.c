@@ -14,6 +14,7 @@
 #include "reset.h"
 #include "restart.h"
 #include "sql-keep.h"
+#include "memgov/explain-watch.h"
 #include "trim.h"
 
 int action_target_check(const ActionTarget *t) {
@@ -53,6 +54,13 @@ void actuator_run(const ActuatorOps *ops, void *userdata, const ActionContext *c
 
 /* ---- real: each actuator in its own file ---- */
 
+/* The kept session first: the explain watch measures on it. */
+static usec_t real_idle(void *userdata, const ActionContext *c) {
+        usec_t again = sql_keep_idle(userdata, c);
+        explain_watch(c);
+        return again;
+}
+
 const ActuatorOps actuator_ops_real = {
         .name = "real",
         .run = {
@@ -66,7 +74,7 @@ const ActuatorOps actuator_ops_real = {
         },
         .thread_begin = sql_keep_thread_begin,
         .thread_end = sql_keep_thread_end,
-        .idle = sql_keep_idle,
+        .idle = real_idle,
 };
 
 /* ---- fake: record, fail on demand ---- */

@@ -16,6 +16,7 @@
 #include "memgov/session-memory.h"
 #include "memgov/sql.h"
 #include "memgov/strutil.h"
+#include "memgov/target.h"
 #include "memgov/units.h"
 #include "session-end.h"
 
@@ -40,9 +41,9 @@ static int read_value(int dirfd, const char *name, uint64_t *ret) {
         return parse_cgroup_value(buf, (size_t) n, ret);
 }
 
-static void gather_cgroup(const Target *t, ExplainInput *in, char *notes, size_t size) {
+static void gather_cgroup(const ExplainTarget *t, ExplainInput *in, char *notes, size_t size) {
         char buf[8192];
-        if (!t->has_cgroup || t->cgroup_fd < 0) {
+        if (t->cgroup_fd < 0) {
                 note(notes, size, "no cgroup v2 memory controller for the target: the parts are of the process's RSS");
                 return;
         }
@@ -57,14 +58,14 @@ static void gather_cgroup(const Target *t, ExplainInput *in, char *notes, size_t
         in->has_cgroup = true;
 }
 
-static void gather_process(const Target *t, const Roots *roots, ExplainInput *in, char *notes, size_t size) {
+static void gather_process(const ExplainTarget *t, ExplainInput *in, char *notes, size_t size) {
         ProcStatus st;
         ProcMaps m;
         int r;
         if (t->pid <= 0)
                 return;
-        if ((r = proc_read_status(roots->proc_fd, t->pid, &st)) < 0 ||
-            (r = maps_read_summary(roots->proc_fd, t->pid, &m)) < 0) {
+        if ((r = proc_read_status(t->proc_fd, t->pid, &st)) < 0 ||
+            (r = maps_read_summary(t->proc_fd, t->pid, &m)) < 0) {
                 note(notes, size, "process %d: %s", (int) t->pid, strerror(-r));
                 return;
         }
@@ -78,7 +79,7 @@ static void gather_process(const Target *t, const Roots *roots, ExplainInput *in
         in->cpus = cpus > 0 ? (unsigned) cpus : 1;
         MemInfo mi;
         char buf[4096];
-        ssize_t n = read_small_file_at(roots->proc_fd, "meminfo", buf, sizeof(buf));
+        ssize_t n = read_small_file_at(t->proc_fd, "meminfo", buf, sizeof(buf));
         if (n > 0 && parse_meminfo(buf, (size_t) n, &mi) == 0)
                 in->host_ram = mi.total;
 }
@@ -177,7 +178,7 @@ static void gather_sessions(SqlConn *c, ExplainInput *in, char *notes, size_t si
         memcpy(in->top, s, in->n_top * sizeof(Session));
 }
 
-static void gather_sql(const Target *t, const Policy *p, ExplainInput *in, char *notes, size_t size) {
+static void gather_sql(const ExplainTarget *t, const Policy *p, ExplainInput *in, char *notes, size_t size) {
         _cleanup_sql_ SqlConn c = {};
         char why[512];
         int r;
@@ -246,7 +247,7 @@ static void gather_sql(const Target *t, const Policy *p, ExplainInput *in, char 
         gather_sessions(&c, in, notes, size);
 }
 
-static void gather_allocator(const Target *t, ExplainInput *in, char *notes, size_t size) {
+static void gather_allocator(const ExplainTarget *t, ExplainInput *in, char *notes, size_t size) {
         char why[512];
         if (t->pid <= 0)
                 return;
@@ -258,14 +259,14 @@ static void gather_allocator(const Target *t, ExplainInput *in, char *notes, siz
         in->has_allocator = true;
 }
 
-int explain_gather(const Target *t, const Roots *roots, const Policy *p, bool allocator, ExplainInput *ret,
-                   char *notes, size_t notes_size) {
+int explain_gather(const ExplainTarget *t, const Policy *p, bool allocator, ExplainInput *ret, char *notes,
+                   size_t notes_size) {
         assert(t);
         assert(ret);
         *ret = (ExplainInput) {};
         notes[0] = '\0';
         gather_cgroup(t, ret, notes, notes_size);
-        gather_process(t, roots, ret, notes, notes_size);
+        gather_process(t, ret, notes, notes_size);
         if (!ret->has_cgroup && !ret->has_process)
                 return -ENODATA;
         gather_sql(t, p, ret, notes, notes_size);

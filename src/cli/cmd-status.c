@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "memgov/explain.h"
 #include "memgov/clock.h"
 #include "memgov/daemon.h"
 #include "memgov/fileio.h"
@@ -278,6 +279,31 @@ void print_status(json_object *st, bool color, const char *note) {
         if (mem)
                 printf("  memory        current %s, high %s, max %s, inactive file %s\n", bytes_or_max(mem, "current", a),
                        bytes_or_max(mem, "high", b), bytes_or_max(mem, "max", c), bytes_or_max(mem, "inactive_file", d));
+        /* memgov explain's parts and findings, as the daemon last measured them. */
+        json_object *parts_doc = obj(st, "memory");
+        json_object *parts = parts_doc ? obj(parts_doc, "parts") : NULL;
+        if (parts) {
+                int64_t ago = 0, total = 0;
+                has_num(parts_doc, "measured_s_ago", &ago);
+                has_num(parts_doc, "total", &total);
+                printf("  parts        ");
+                for (ExplainPart part = 0; part < _PART_MAX; part++) {
+                        int64_t bytes;
+                        if (has_num(parts, explain_part_to_string(part), &bytes) && bytes > 0)
+                                printf(" %s %s,", explain_part_label(part), format_bytes(a, (uint64_t) bytes));
+                }
+                printf(" of %s (the server's figures %s ago; memgov explain)\n", format_bytes(b, (uint64_t) total),
+                       format_timespan(ts, (usec_t) ago * USEC_PER_SEC));
+                json_object *found = obj(parts_doc, "findings");
+                for (size_t i = 0; found && i < json_object_array_length(found); i++) {
+                        json_object *f = json_object_array_get_idx(found, i);
+                        int64_t back;
+                        printf("  finding       %s", str(f, "kind") ?: "?");
+                        if (has_num(f, "gives_back", &back))
+                                printf(": its fix gives back %s", format_bytes(a, (uint64_t) back));
+                        printf("\n");
+                }
+        }
         json_object *ev = s ? obj(s, "events") : NULL;
         if (ev) {
                 int64_t h = 0, mx = 0, o = 0, ok = 0;

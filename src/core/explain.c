@@ -299,3 +299,25 @@ void explain(const ExplainInput *in, const char *unit, Explanation *ret) {
         rule_storm(in, ret);
         rule_pressure_listener(in, ret);
 }
+
+void explain_input_from_sample(ExplainInput *in, const Sample *s) {
+        assert(in);
+        assert(s);
+        in->has_cgroup = s->has & SAMPLE_HAS_CGROUP;
+        if (in->has_cgroup) {
+                in->current = s->memory_current;
+                in->limit = s->memory_max;
+                in->stat = (MemoryStat) { .anon = s->anon,
+                                          .file = s->file,
+                                          .shmem = s->shmem,
+                                          .active_file = s->active_file,
+                                          .inactive_file = s->inactive_file };
+        }
+        in->has_process = s->has & SAMPLE_HAS_PROCESS;
+        if (in->has_process) {
+                in->rss_anon = s->rss_anon;
+                in->rss_file = SUB_CLAMP(s->rss, s->rss_anon);
+                in->rss_shmem = 0;
+                in->anon_maps = s->anon_maps;
+        }
+}

@@ -173,6 +173,34 @@ static void render_sample(Out *o, const MetricsView *v) {
         }
 }
 
+static void render_explanation(Out *o, const Explanation *e) {
+        char extra[96];
+        family(o, "memgov_server_memory_bytes", "gauge",
+               "Where the server's memory is (memgov explain): parts that add up to memory.current, else to the "
+               "server's RSS.");
+        for (ExplainPart p = 0; p < _PART_MAX; p++)
+                if (e->has[p]) {
+                        snprintf(extra, sizeof(extra), "part=\"%s\"", explain_part_to_string(p));
+                        value(o, "memgov_server_memory_bytes", extra, (double) e->parts[p]);
+                }
+        family(o, "memgov_memory_finding", "gauge",
+               "memgov explain's findings: 1 for each that holds now (a state set).");
+        for (FindingKind k = 0; k < _FINDING_KIND_MAX; k++) {
+                bool found = false;
+                for (unsigned i = 0; i < e->n_findings; i++)
+                        found = found || e->findings[i].kind == k;
+                snprintf(extra, sizeof(extra), "kind=\"%s\"", finding_kind_to_string(k));
+                value(o, "memgov_memory_finding", extra, found ? 1 : 0);
+        }
+        family(o, "memgov_memory_finding_gives_back_bytes", "gauge",
+               "What each finding's fix would give back, where it is known.");
+        for (unsigned i = 0; i < e->n_findings; i++)
+                if (e->findings[i].gives_back_known) {
+                        snprintf(extra, sizeof(extra), "kind=\"%s\"", finding_kind_to_string(e->findings[i].kind));
+                        value(o, "memgov_memory_finding_gives_back_bytes", extra, (double) e->findings[i].gives_back);
+                }
+}
+
 static void render_counters(Out *o, const MetricsCounters *c) {
         char extra[128];
 
@@ -233,6 +261,8 @@ int metrics_render(const MetricsView *v, char *buf, size_t size) {
         gauge(&o, "memgov_uptime_seconds", "How long this memgov has been running.", (double) v->uptime / USEC_PER_SEC);
         gauge(&o, "memgov_target_up", "1 when the governed server is running and sampled.", v->target_present ? 1 : 0);
         render_sample(&o, v);
+        if (v->explanation && v->explanation->total_source)
+                render_explanation(&o, v->explanation);
         if (v->counters)
                 render_counters(&o, v->counters);
         return o.b.truncated ? -ENOBUFS : (int) o.b.len;

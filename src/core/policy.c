@@ -289,13 +289,18 @@ static const PolicyKey keys[] = {
         K("metrics", "textfile", KT_PATH, offsetof(Policy, metrics_textfile), 0,
           sizeof(((Policy *) 0)->metrics_textfile),
           "the absolute path of a .prom file for node_exporter's textfile collector, or nothing"),
+
+        K("explain", "every", KT_TIMESPAN_OFF, offsetof(Policy, explain_every), 10 * USEC_PER_SEC, USEC_PER_DAY,
+          "a duration from 10s to 1d like 5m, or off"),
+        K("explain", "allocator", KT_BOOL, offsetof(Policy, explain_allocator), 0, 0, "yes or no"),
 };
 
 #define N_KEYS ELEMENTSOF(keys)
 
 /* The sections besides the ladder's, one per rung (named as its level): the ladder's come after
  * the first FIRST_SECTIONS of these. */
-static const char *const other_sections[] = { "governor", "budget", "sampling", "trend", "psi", "sql", "metrics" };
+static const char *const other_sections[] = { "governor", "budget", "sampling", "trend", "psi", "sql", "metrics",
+                                              "explain" };
 #define FIRST_SECTIONS 5
 #define N_SECTIONS (ELEMENTSOF(other_sections) + _LEVEL_MAX - 1)
 

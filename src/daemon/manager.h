@@ -9,6 +9,7 @@
 #include "memgov/daemon.h"
 #include "memgov/actuator.h"
 #include "memgov/engine.h"
+#include "memgov/explain-watch.h"
 #include "memgov/metrics.h"
 #include "memgov/roots.h"
 #include "memgov/sampler.h"
@@ -103,3 +104,8 @@ struct Manager {
         char cgroup_error_file_said[32], process_error_file_said[32]; /* and in which file */
         uint64_t caps; /* the capabilities kept after startup */
 };
+
+/* memgov explain's parts of the governed server: its own figures as last measured (explain.every),
+ * the cgroup's from the last sample (the parts add up to its memory.current). false before the
+ * first measure of this process. */
+bool manager_explanation(const Manager *m, ExplainWatchInfo *w, Explanation *e);

@@ -36,6 +36,9 @@ static int metrics_buffer(Manager *m) {
 }
 
 static int render(Manager *m) {
+        _cleanup_free_ ExplainWatchInfo *w = malloc(sizeof(ExplainWatchInfo));
+        _cleanup_free_ Explanation *e = malloc(sizeof(Explanation));
+        bool explained = w && e && manager_explanation(m, w, e);
         MetricsView v = {
                 .instance = m->instance,
                 .version = MEMGOV_VERSION,
@@ -45,6 +48,7 @@ static int render(Manager *m) {
                 .out = m->have_last ? &m->last : NULL,
                 .counters = &m->metrics,
                 .uptime = now_clock(CLOCK_MONOTONIC) - m->started,
+                .explanation = explained ? e : NULL,
         };
         int n = metrics_render(&v, m->metrics_buf, METRICS_BUFFER);
         if (n < 0)

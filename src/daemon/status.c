@@ -13,6 +13,7 @@
 #include "memgov/json-output.h"
 #include "memgov/units.h"
 #include "memgov/pool-watch.h"
+#include "../act/explain-report.h"
 #include "memgov/sql-keep.h"
 
 #ifndef MEMGOV_VERSION
@@ -183,6 +184,27 @@ static json_object *server_json(const Manager *m) {
         return s;
 }
 
+bool manager_explanation(const Manager *m, ExplainWatchInfo *w, Explanation *e) {
+        explain_watch_info(w);
+        if (!w->known || w->pid != m->target.pid || w->starttime != m->target.starttime)
+                return false;
+        if (m->have_last && m->last_sample.pid == w->pid)
+                explain_input_from_sample(&w->input, &m->last_sample);
+        explain(&w->input, m->target.spec.kind == TARGET_UNIT ? m->target.spec.value : NULL, e);
+        return true;
+}
+
+static json_object *memory_json(const Manager *m, usec_t now) {
+        _cleanup_free_ ExplainWatchInfo *w = malloc(sizeof(ExplainWatchInfo));
+        _cleanup_free_ Explanation *e = malloc(sizeof(Explanation));
+        if (!w || !e || !manager_explanation(m, w, e))
+                return NULL;
+        json_object *o = explanation_json(w->pid, m->target.comm, m->target.has_cgroup ? m->target.cgroup : NULL,
+                                          &w->input, e, w->notes);
+        json_object_object_add(o, "measured_s_ago", json_object_new_uint64((now - w->when) / USEC_PER_SEC));
+        return o;
+}
+
 json_object *manager_status_json(const Manager *m) {
         json_object *o = json_object_new_object(), *hist = json_object_new_array();
         usec_t now = now_clock(CLOCK_MONOTONIC);
@@ -213,6 +235,7 @@ json_object *manager_status_json(const Manager *m) {
         json_object_object_add(o, "restart_pending", json_object_new_boolean(engine_restart_pending(m->engine)));
         json_object_object_add(o, "worker", worker_json(m, now));
         json_object_object_add(o, "server", server_json(m));
+        json_object_object_add(o, "memory", memory_json(m, now));
 
         for (unsigned i = 0; i < m->history_n; i++) {
                 const HistoryEntry *h = &m->history[(m->history_head + i) % MANAGER_HISTORY];

@@ -253,6 +253,31 @@ static void test_pressure_listener(void **state) {
         assert_null(find(&e, FINDING_PRESSURE_LISTENER_IDLE));
 }
 
+/* The daemon's: the server's own figures as last measured, the cgroup's from a newer sample. */
+static void test_from_sample(void **state) {
+        ExplainInput in = mariadb();
+        Sample s = { .has = SAMPLE_HAS_CGROUP | SAMPLE_HAS_PROCESS, .memory_current = 1100 * M, .memory_max = 1200 * M,
+                     .anon = 900 * M, .file = 150 * M, .shmem = 0, .active_file = 100 * M, .inactive_file = 50 * M,
+                     .rss = 900 * M, .rss_anon = 880 * M, .anon_maps = 99 };
+        explain_input_from_sample(&in, &s);
+        Explanation e;
+        explain(&in, NULL, &e);
+        assert_int_equal(e.total, 1100 * M);
+        assert_int_equal(sum(&e), e.total);
+        assert_int_equal(e.parts[PART_OTHER_PROCESSES], 20 * M);
+        assert_int_equal(e.parts[PART_POOL], 400 * M);
+        assert_int_equal(in.anon_maps, 99);
+
+        /* A sample without the cgroup: the process's resident set, files and shared memory as one. */
+        s.has = SAMPLE_HAS_PROCESS;
+        explain_input_from_sample(&in, &s);
+        explain(&in, NULL, &e);
+        assert_string_equal(e.total_source, "RSS");
+        assert_int_equal(e.total, 900 * M);
+        assert_int_equal(e.parts[PART_PAGE_CACHE], 20 * M);
+        assert_int_equal(sum(&e), e.total);
+}
+
 /* Every part and finding has its name (the JSON keys, the metrics' labels). */
 static void test_names(void **state) {
         for (ExplainPart p = 0; p < _PART_MAX; p++) {
@@ -271,6 +296,7 @@ int main(void) {
                 cmocka_unit_test(test_allocator_retention), cmocka_unit_test(test_session_growth),
                 cmocka_unit_test(test_pool_too_large),      cmocka_unit_test(test_storm_risk),
                 cmocka_unit_test(test_pressure_listener),   cmocka_unit_test(test_names),
+                cmocka_unit_test(test_from_sample),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

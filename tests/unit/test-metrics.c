@@ -79,6 +79,35 @@ static void test_sample_values(void **state) {
         assert_non_null(strstr(buf, "memgov_eta_seconds{target=\"x\\\"y\"} 90\n"));
 }
 
+/* memgov explain's parts and findings: a series per part measured, every finding kind 0 or 1,
+ * what a fix gives back where known; none of it before a measure. */
+static void test_explanation(void **state) {
+        Explanation e = { .total = 600 * MB, .total_source = "memory.current" };
+        e.has[PART_POOL] = e.has[PART_ALLOCATOR_FREE] = true;
+        e.parts[PART_POOL] = 128 * MB;
+        e.parts[PART_ALLOCATOR_FREE] = 154 * MB;
+        e.findings[e.n_findings++] = (Finding) { .kind = FINDING_ALLOCATOR_RETENTION, .gives_back = 150 * MB,
+                                                 .gives_back_known = true };
+        e.findings[e.n_findings++] = (Finding) { .kind = FINDING_STORM_RISK };
+        MetricsView v = { .instance = "db", .version = "1", .explanation = &e };
+        char buf[16384];
+
+        assert_true(metrics_render(&v, buf, sizeof(buf)) > 0);
+        assert_non_null(strstr(buf, "memgov_server_memory_bytes{target=\"db\",part=\"buffer_pool\"} 134217728\n"));
+        assert_non_null(strstr(buf, "memgov_server_memory_bytes{target=\"db\",part=\"allocator_free\"} 161480704\n"));
+        assert_null(strstr(buf, "part=\"sessions\""));
+        assert_non_null(strstr(buf, "memgov_memory_finding{target=\"db\",kind=\"allocator-retention\"} 1\n"));
+        assert_non_null(strstr(buf, "memgov_memory_finding{target=\"db\",kind=\"storm-risk\"} 1\n"));
+        assert_non_null(strstr(buf, "memgov_memory_finding{target=\"db\",kind=\"session-growth\"} 0\n"));
+        assert_non_null(strstr(buf, "memgov_memory_finding_gives_back_bytes{target=\"db\",kind=\"allocator-retention\"} "
+                                    "157286400\n"));
+        assert_null(strstr(buf, "memgov_memory_finding_gives_back_bytes{target=\"db\",kind=\"storm-risk\"}"));
+
+        v.explanation = NULL;
+        assert_true(metrics_render(&v, buf, sizeof(buf)) > 0);
+        assert_null(strstr(buf, "memgov_server_memory_bytes"));
+}
+
 static void test_too_small(void **state) {
         MetricsCounters c = {};
         MetricsView v = { .instance = "db", .version = "1", .counters = &c };
@@ -92,6 +121,7 @@ int main(void) {
                 cmocka_unit_test(test_escape),
                 cmocka_unit_test(test_histogram_buckets),
                 cmocka_unit_test(test_sample_values),
+                cmocka_unit_test(test_explanation),
                 cmocka_unit_test(test_too_small),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
