@@ -7,7 +7,8 @@
 # mariadb (the host's MariaDB, the default), or mysql-9.7 or mariadb-11.8 from their chroots
 # (scripts/provision-servers.sh, built by memgov demo before it starts this).
 # Writes to $MEMGOV_RESULTS: phase (one line: what is happening), status.json (memgov status,
-# every second), memgov.log, trace.csv, metrics.prom, summary.json at the end.
+# every second), memgov.log, trace.csv, metrics.prom, explain.json (memgov explain, with the heap
+# fragmented), summary.json at the end.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=${MEMGOV_BUILD:?}
@@ -86,6 +87,8 @@ for _ in $(seq 10); do
         frag+=($!)
         sleep 3
 done
+# Where the memory is with the heap fragmented (the trim may have given some of it back already).
+"$build/memgov" explain --cgroup "/${cg#/sys/fs/cgroup/}" --json >"$out/explain.json" 2>"$out/explain.err" || true
 for _ in $(seq 100); do grep -q 'effect *trim freed' "$out/memgov.log" && break; sleep 0.2; done
 sleep 8
 phase "the fragmenting sessions end"

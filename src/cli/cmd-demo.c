@@ -18,8 +18,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "memgov/explain.h"
 #include "memgov/clock.h"
 #include "memgov/fileio.h"
+#include "memgov/strutil.h"
 #include "memgov/units.h"
 
 /* memgov demo: the guest script (scripts/demo/guest.sh) starts MariaDB, memgov and the growth,
@@ -255,6 +257,39 @@ static double metric(const char *text, const char *name, const char *labels) {
         return 0;
 }
 
+/* memgov explain, as the guest took it with the heap fragmented: "of 600M: buffer pool 16M,
+ * sessions 150M, allocator free 154M, ...", then each finding and what its fix gives back. */
+static void explained(const Demo *d) {
+        json_object *e = read_json(d->out, "explain.json"), *parts, *findings, *v;
+        char a[FORMAT_BYTES_MAX], line[1024];
+        if (!e || !json_object_object_get_ex(e, "parts", &parts) || !json_object_object_get_ex(e, "total", &v)) {
+                json_object_put(e);
+                return;
+        }
+        StrBuf b;
+        strbuf_init(&b, line, sizeof(line));
+        strbuf_printf(&b, "of %s:", format_bytes(a, (uint64_t) json_object_get_int64(v)));
+        bool first = true;
+        for (ExplainPart p = 0; p < _PART_MAX; p++)
+                if (json_object_object_get_ex(parts, explain_part_to_string(p), &v) && json_object_get_int64(v) > 0) {
+                        strbuf_printf(&b, "%s %s %s", first ? "" : ",", explain_part_label(p),
+                                      format_bytes(a, (uint64_t) json_object_get_int64(v)));
+                        first = false;
+                }
+        printf("  %-12s %s\n", "memory", line);
+        for (size_t i = 0; json_object_object_get_ex(e, "findings", &findings) && i < json_object_array_length(findings);
+             i++) {
+                json_object *f = json_object_array_get_idx(findings, i), *k, *g;
+                if (!json_object_object_get_ex(f, "kind", &k))
+                        continue;
+                printf("  %-12s %s", "finding", json_object_get_string(k));
+                if (json_object_object_get_ex(f, "gives_back", &g) && json_object_get_type(g) == json_type_int)
+                        printf(": its fix gives back %s", format_bytes(a, (uint64_t) json_object_get_int64(g)));
+                printf(" (memgov explain, with the heap fragmented)\n");
+        }
+        json_object_put(e);
+}
+
 static int summarize(Demo *d) {
         char path[PATH_MAX + 64], chart[PATH_MAX + 32], policy[PATH_MAX + 32], trace[PATH_MAX + 32];
         _cleanup_free_ char *prom = NULL;
@@ -308,6 +343,7 @@ static int summarize(Demo *d) {
                 printf("\n");
         }
         printf("  %-12s %s%" PRId64 "%s\n", "OOM kills", oom == 0 ? green : red, oom, off);
+        explained(d);
         if (pr == 0)
                 printf("  %-12s %s\n", "chart", chart);
         printf("  %-12s %s/memgov.log (decisions), %s (replay it: memgov replay --policy %s %s)\n", "logs", d->out, trace,

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # memgov demo, as the README runs it: it must end with a summary that shows trims and a reset
-# that gave memory back, no OOM kill, and a chart (a PNG of the expected size). With SERVER, the
+# that gave memory back, no OOM kill, where the memory was with the heap fragmented (memgov
+# explain: the sessions and the allocator's free memory among the parts), and a chart (a PNG of the expected size). With SERVER, the
 # same with memgov demo --server SERVER (mysql, mariadb-11.8), and the summary must name it.
 #   check-demo.sh MEMGOV [SERVER]
 set -euo pipefail
@@ -32,6 +33,8 @@ grep -q "^memgov demo: $want" "$out/summary.txt" || fail "the summary does not n
 grep -Eq '^  trim +[1-9][0-9]* done.*[0-9.]+[KMG] given back' "$out/summary.txt" || fail "no trim gave memory back"
 grep -Eq '^  reset +[1-9][0-9]* done.*[0-9.]+[KMG] given back' "$out/summary.txt" || fail "no reset gave memory back"
 grep -Eq '^  OOM kills +0$' "$out/summary.txt" || fail "OOM kills"
+grep -Eq '^  memory +of [0-9.]+[KMG]:.* sessions [0-9.]+[KMG].* allocator free [0-9.]+[KMG]' "$out/summary.txt" ||
+        fail "no memgov explain parts with the heap fragmented"
 python3 - "$out/demo/memgov-demo.png" <<'PY' || fail "the chart is not a 1280x800 PNG"
 import struct, sys
 data = open(sys.argv[1], "rb").read()
@@ -39,5 +42,5 @@ assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
 w, h = struct.unpack(">II", data[16:24])
 assert (w, h) == (1280, 800), (w, h)
 PY
-echo "check-demo: ok: $want: trims and a reset gave memory back, no OOM kill, a chart"
+echo "check-demo: ok: $want: trims and a reset gave memory back, no OOM kill, explain's parts, a chart"
 rm -rf "$out"
