@@ -12,9 +12,10 @@ typedef struct AllocatorStats {
         uint64_t heap;       /* bytes the allocator has from the system, less what it gave back */
         uint64_t free;       /* of them, free: heap - in_use, allocator metadata aside where known */
         uint64_t releasable; /* of the free, what its release call (the trim) works on */
-        /* glibc: free chunks whose pages an earlier trim already gave back still count as free:
-         * the figure is an upper bound on what is resident */
-        bool free_may_include_released;
+        /* glibc: all its free chunks (fordblks), resident or not: pages a trim gave back stay
+         * free chunks; free is their resident part */
+        uint64_t free_listed;
+        uint64_t heap_resident; /* glibc: the heaps' resident bytes (smaps) */
         unsigned calls;      /* calls injected */
         usec_t held_max;     /* the longest a thread was stopped */
         usec_t call_total;   /* the calls' time */

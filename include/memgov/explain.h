@@ -102,6 +102,9 @@ typedef struct Explanation {
         /* measured beyond what is resident (a pool not all touched, a glibc free figure that counts
          * pages given back): left out of the parts, said here */
         uint64_t overcounted;
+        /* what the server's own count (Memory_used, performance_schema) says beyond what its
+         * allocator has in use, its sessions aside: its bookkeeping, not memory */
+        uint64_t server_count_excess;
         Finding findings[_FINDING_KIND_MAX];
         unsigned n_findings;
 } Explanation;

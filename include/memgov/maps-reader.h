@@ -19,6 +19,10 @@ int maps_read(int proc_fd, pid_t pid, int (*fn)(const char *line, size_t len, vo
 /* parse_proc_maps() over the stream. */
 int maps_read_summary(int proc_fd, pid_t pid, ProcMaps *ret);
 
+/* The same over /proc/PID/smaps, with the heaps' resident bytes (ProcMaps.heap_rss): slower
+ * (the kernel walks every page table), for memgov explain. */
+int smaps_read_summary(int proc_fd, pid_t pid, ProcMaps *ret);
+
 /* proc_maps_find() over the stream: -ENOENT when no mapping holds addr. */
 int maps_read_find(int proc_fd, pid_t pid, uint64_t addr, uint64_t *ret_start, uint64_t *ret_end,
                    char ret_perms[static 5]);

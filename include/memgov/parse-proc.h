@@ -84,6 +84,11 @@ typedef struct ProcMaps {
          * part in use read-write, the rest PROT_NONE, every mapping anonymous */
         unsigned arena_heaps;
         uint64_t heap_start, heap_end; /* the run of anonymous mappings that may be one */
+        /* From /proc/PID/smaps only (proc_smaps_add_line): the resident bytes of the heaps, the
+         * main one ([heap]) and the arenas' */
+        uint64_t heap_rss;
+        uint64_t run_rss;   /* of the run so far */
+        uint8_t rss_to;     /* where the next Rss line goes: 0 nowhere, 1 heap_rss, 2 run_rss */
         Allocator allocator;
         MappedLib libc;          /* glibc's libc.so.6 */
         MappedLib allocator_lib; /* libjemalloc / libtcmalloc when one is mapped */
@@ -96,6 +101,10 @@ int parse_proc_maps(const char *buf, size_t len, ProcMaps *ret);
 void proc_maps_init(ProcMaps *m);
 int proc_maps_add_line(ProcMaps *m, const char *line, size_t len);
 int proc_maps_finish(ProcMaps *m);
+
+/* A line of /proc/PID/smaps: a mapping's line as proc_maps_add_line takes it, or one of its
+ * "Key:   N kB" lines (Rss counted toward heap_rss). */
+int proc_smaps_add_line(ProcMaps *m, const char *line, size_t len);
 
 /* /proc/PID/stat: the fields memgov needs. comm may contain spaces and parentheses. */
 typedef struct ProcStat {

@@ -8,6 +8,7 @@
 #include "allocator-stats.h"
 #include "inject-site.h"
 #include "memgov/macro.h"
+#include "memgov/maps-reader.h"
 #include "trim.h"
 
 typedef struct Caller {
@@ -53,12 +54,21 @@ static int read_glibc(Caller *c) {
         memcpy(mi, rep.result, sizeof(mi));
         /* arena: the main heap and the arenas' heaps from the system; hblkhd: chunks mmapped on
          * their own (in use until freed, then unmapped). fordblks: free chunks, the top ones
-         * included; keepcost: the main arena's top chunk. */
+         * included, whether their pages are resident or a trim gave them back. */
         c->stats->in_use = mi[MI_UORDBLKS] + mi[MI_HBLKHD];
         c->stats->heap = mi[MI_ARENA] + mi[MI_HBLKHD];
-        c->stats->free = mi[MI_FORDBLKS];
-        c->stats->releasable = mi[MI_FORDBLKS];
-        c->stats->free_may_include_released = true;
+        c->stats->free_listed = mi[MI_FORDBLKS];
+        /* The resident part: what the heaps hold resident less what is in use in them.
+         * Seen: after a trim that gave back 204M, fordblks still said 212M free. */
+        ProcMaps m;
+        r = smaps_read_summary(AT_FDCWD, c->site->pid, &m);
+        if (r < 0) {
+                snprintf(c->why, c->why_size, "/proc/%d/smaps: %s", (int) c->site->pid, strerror(-r));
+                return r;
+        }
+        c->stats->heap_resident = m.heap_rss;
+        c->stats->free = MIN(SUB_CLAMP(m.heap_rss, mi[MI_UORDBLKS]), mi[MI_FORDBLKS]);
+        c->stats->releasable = c->stats->free;
         return 0;
 }
 
@@ -99,6 +109,7 @@ static int read_tcmalloc(Caller *c) {
         c->stats->in_use = allocated;
         c->stats->heap = heap > unmapped ? heap - unmapped : 0;
         c->stats->free = c->stats->heap > allocated ? c->stats->heap - allocated : 0;
+        c->stats->free_listed = c->stats->free;
         c->stats->releasable = pageheap_free;
         return 0;
 }
@@ -159,6 +170,7 @@ static int read_jemalloc(Caller *c) {
         c->stats->in_use = allocated;
         c->stats->heap = resident;
         c->stats->free = resident > allocated + metadata ? resident - allocated - metadata : 0;
+        c->stats->free_listed = c->stats->free;
         c->stats->releasable = (pdirty + pmuzzy) * page;
         return 0;
 }

@@ -31,6 +31,7 @@ json_object *explanation_json(pid_t pid, const char *comm, const char *cgroup, c
                         json_object_object_add(parts, explain_part_to_string(p), json_object_new_uint64(e->parts[p]));
         json_object_object_add(o, "parts", parts);
         json_object_object_add(o, "overcounted", json_object_new_uint64(e->overcounted));
+        json_object_object_add(o, "server_count_excess", json_object_new_uint64(e->server_count_excess));
         if (in->has_accounted)
                 json_object_object_add(o, "accounted_source", json_object_new_string(in->accounted_source));
         if (in->has_sessions) {
@@ -59,8 +60,9 @@ json_object *explanation_json(pid_t pid, const char *comm, const char *cgroup, c
                 json_object_object_add(x, "heap", json_object_new_uint64(a->heap));
                 json_object_object_add(x, "free", json_object_new_uint64(a->free));
                 json_object_object_add(x, "releasable", json_object_new_uint64(a->releasable));
-                json_object_object_add(x, "free_may_include_released",
-                                       json_object_new_boolean(a->free_may_include_released));
+                json_object_object_add(x, "free_listed", json_object_new_uint64(a->free_listed));
+                if (a->allocator == ALLOCATOR_GLIBC)
+                        json_object_object_add(x, "heap_resident", json_object_new_uint64(a->heap_resident));
                 json_object_object_add(x, "calls", json_object_new_int((int) a->calls));
                 json_object_object_add(x, "held_max_us", json_object_new_uint64(a->held_max));
                 json_object_object_add(o, "allocator", x);
@@ -75,7 +77,16 @@ json_object *explanation_json(pid_t pid, const char *comm, const char *cgroup, c
                 json_object *x = json_object_new_object();
                 json_object_object_add(x, "kind", json_object_new_string(finding_kind_to_string(f->kind)));
                 json_object_object_add(x, "evidence", json_object_new_string(f->evidence));
-                json_object_object_add(x, "fix", json_object_new_string(f->fix));
+                /* Its lines apart: a drop-in's lines are taken as they are (a newline inside a
+                 * string would be escaped with the rest of the server's text). */
+                json_object *lines = json_object_new_array();
+                for (const char *p = f->fix; *p;) {
+                        const char *nl = strchr(p, '\n');
+                        size_t len = nl ? (size_t) (nl - p) : strlen(p);
+                        json_object_array_add(lines, json_object_new_string_len(p, (int) len));
+                        p += len + (nl ? 1 : 0);
+                }
+                json_object_object_add(x, "fix", lines);
                 json_object_object_add(x, "gives_back",
                                        f->gives_back_known ? json_object_new_uint64(f->gives_back) : NULL);
                 json_object_array_add(findings, x);
@@ -135,15 +146,20 @@ void explanation_print(pid_t pid, const char *comm, const char *cgroup, const Ex
                         printf("%s", escape_untrusted(who, shown, sizeof(shown)));
                 } else if (p == PART_SERVER_OTHER)
                         printf("  %s%s", in->accounted_source, in->accounted_partial ? " (some instruments off)" : "");
-                else if (p == PART_ALLOCATOR_FREE)
-                        printf("  %s, %u call%s, a thread held at most %.1f ms%s", in->allocator.source,
+                else if (p == PART_ALLOCATOR_FREE) {
+                        printf("  %s, %u call%s, a thread held at most %.1f ms", in->allocator.source,
                                in->allocator.calls, in->allocator.calls == 1 ? "" : "s",
-                               (double) in->allocator.held_max / 1000.0,
-                               in->allocator.free_may_include_released ? "; pages an earlier trim gave back count" : "");
-                else if (p == PART_UNACCOUNTED && in->has_process)
+                               (double) in->allocator.held_max / 1000.0);
+                        if (in->allocator.free_listed > in->allocator.free + (UINT64_C(1) << 20))
+                                printf("; %s in free chunks, the rest given back",
+                                       format_bytes(b2, in->allocator.free_listed));
+                } else if (p == PART_UNACCOUNTED && in->has_process)
                         printf("  %u anonymous mappings, %u glibc arena heaps", in->anon_maps, in->arena_heaps);
                 printf("\n");
         }
+        if (e->server_count_excess)
+                printf("  (%s counts %s more than the allocator has in use: its own bookkeeping runs ahead)\n",
+                       in->accounted_source, format_bytes(b1, e->server_count_excess));
         if (e->overcounted)
                 printf("  (%s measured beyond what is resident: a buffer pool not all touched, or free pages already "
                        "given back)\n",

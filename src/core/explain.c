@@ -89,13 +89,14 @@ static void split(const ExplainInput *in, Explanation *e) {
                 set(e, PART_ALLOCATOR_FREE, claim(in->allocator.free, &left, &e->overcounted));
         if (in->has_accounted) {
                 /* The server's own count comes last: the allocator's figures are measured, the
-                 * server's bookkeeping may count twice (seen: MariaDB 11.8's Memory_used 561M with
-                 * 302M in use by mallinfo2). It cannot exceed what the allocator has handed out. */
+                 * server's bookkeeping may run ahead (seen: MariaDB 11.8's Memory_used 561M with
+                 * 302M in use by mallinfo2). What it says beyond what the allocator has handed
+                 * out is its bookkeeping, said apart. */
                 uint64_t other = in->has_sessions ? SUB_CLAMP(in->accounted, in->sessions_total) : in->accounted;
                 if (in->has_allocator) {
                         uint64_t cap = in->has_sessions ? SUB_CLAMP(in->allocator.in_use, in->sessions_total)
                                                         : in->allocator.in_use;
-                        e->overcounted += SUB_CLAMP(other, cap);
+                        e->server_count_excess = SUB_CLAMP(other, cap);
                         other = MIN(other, cap);
                 }
                 set(e, PART_SERVER_OTHER, claim(other, &left, &e->overcounted));

@@ -417,15 +417,23 @@ int proc_maps_add_line(ProcMaps *m, const char *line, size_t len) {
         /* glibc's HEAP_MAX_SIZE on 64-bit: a heap is mmapped at a multiple of it, whole. */
         const uint64_t heap_size = UINT64_C(64) << 20;
         bool plain = path.n == 0 && perms.p[3] == 'p' && (perms.p[0] == 'r' || perms.p[0] == '-');
-        if (plain && m->heap_end && start == m->heap_end && end - m->heap_start <= heap_size)
+        enum { RSS_NOWHERE, RSS_HEAP, RSS_RUN };
+        if (plain && m->heap_end && start == m->heap_end && end - m->heap_start <= heap_size) {
                 m->heap_end = end;
-        else if (plain && start % heap_size == 0 && end - start <= heap_size && perms.p[0] == 'r')
+                m->rss_to = RSS_RUN;
+        } else if (plain && start % heap_size == 0 && end - start <= heap_size && perms.p[0] == 'r') {
                 m->heap_start = start, m->heap_end = end;
-        else
+                m->run_rss = 0;
+                m->rss_to = RSS_RUN;
+        } else {
                 m->heap_start = m->heap_end = 0;
+                m->rss_to = span_eq(path, "[heap]") && perms.p[0] == 'r' ? RSS_HEAP : RSS_NOWHERE;
+        }
         if (m->heap_end && m->heap_end - m->heap_start == heap_size) {
                 m->arena_heaps++;
+                m->heap_rss += m->run_rss;
                 m->heap_start = m->heap_end = 0;
+                m->rss_to = RSS_HEAP; /* this mapping's own Rss, still to come */
         }
         if (path.n == 0 || path.p[0] != '/')
                 return 0;
@@ -443,6 +451,24 @@ int proc_maps_add_line(ProcMaps *m, const char *line, size_t len) {
         }
         if (lib)
                 return record_lib(lib, path, deleted, unclear, start, end, offset, (unsigned) maj, (unsigned) min, inode);
+        return 0;
+}
+
+int proc_smaps_add_line(ProcMaps *m, const char *line, size_t len) {
+        if (len == 0 || line[0] < 'A' || line[0] > 'Z')
+                return proc_maps_add_line(m, line, len);
+        Span key, v, rest = { line, len };
+        if (memchr(line, '\0', len) || split_colon_line(rest, &key, &v) < 0)
+                return -EBADMSG;
+        if (!span_eq(key, "Rss"))
+                return 0;
+        uint64_t bytes;
+        if (span_to_kb_bytes(v, &bytes) < 0)
+                return -EBADMSG;
+        if (m->rss_to == 1)
+                m->heap_rss += bytes;
+        else if (m->rss_to == 2)
+                m->run_rss += bytes;
         return 0;
 }
 

@@ -8,13 +8,14 @@
 
 #include "memgov/maps-reader.h"
 
-int maps_read(int proc_fd, pid_t pid, int (*fn)(const char *line, size_t len, void *userdata), void *userdata) {
+static int lines_read(int proc_fd, pid_t pid, const char *name, int (*fn)(const char *line, size_t len, void *userdata),
+                      void *userdata) {
         assert(fn);
         char path[64];
         size_t have = 0;
         int r = 0;
 
-        snprintf(path, sizeof(path), "%s%d/maps", proc_fd == AT_FDCWD ? "/proc/" : "", (int) pid);
+        snprintf(path, sizeof(path), "%s%d/%s", proc_fd == AT_FDCWD ? "/proc/" : "", (int) pid, name);
         _cleanup_close_ int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? -ESRCH : negative_errno();
@@ -45,6 +46,26 @@ int maps_read(int proc_fd, pid_t pid, int (*fn)(const char *line, size_t len, vo
         /* A last line without '\n'. */
         if (have > 0 && (r = fn(buf, have, userdata)) != 0)
                 return r < 0 ? r : 0;
+        return 0;
+}
+
+int maps_read(int proc_fd, pid_t pid, int (*fn)(const char *line, size_t len, void *userdata), void *userdata) {
+        return lines_read(proc_fd, pid, "maps", fn, userdata);
+}
+
+static int add_smaps_line(const char *line, size_t len, void *userdata) {
+        return proc_smaps_add_line(userdata, line, len);
+}
+
+int smaps_read_summary(int proc_fd, pid_t pid, ProcMaps *ret) {
+        ProcMaps m;
+        proc_maps_init(&m);
+        int r = lines_read(proc_fd, pid, "smaps", add_smaps_line, &m);
+        if (r < 0)
+                return r;
+        if ((r = proc_maps_finish(&m)) < 0)
+                return r;
+        *ret = m;
         return 0;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/PID/maps: parse_proc_maps() (allocator detection, libc's base for the trim injection)
- * and proc_maps_find() (the mapping holding an address). */
+ * and proc_maps_find() (the mapping holding an address); the same lines as /proc/PID/smaps
+ * (proc_smaps_add_line: the heaps' resident bytes, for memgov explain). */
 #include <inttypes.h>
 
 #include "fuzz.h"
@@ -28,9 +29,28 @@ static void check_find(const char *buf, size_t len, uint64_t addr) {
         fuzz_assert(strlen(perms) == 4);
 }
 
+/* Line by line as smaps: whatever the lines, a verdict and, for a whole file, the same mappings
+ * as parse_proc_maps() sees when no line is a "Key: value" one. */
+static void check_smaps(const char *buf, size_t size) {
+        ProcMaps m;
+        proc_maps_init(&m);
+        const char *p = buf, *end = buf + size;
+        int r = 0;
+        while (p < end && r >= 0) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
+                r = proc_smaps_add_line(&m, p, n);
+                fuzz_assert(r == 0 || r == -EBADMSG || r == -ENAMETOOLONG || r == -ERANGE);
+                p += n + 1;
+        }
+        fuzz_assert(m.arena_heaps <= m.mappings);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *buf = (const char *) data;
         ProcMaps m;
+
+        check_smaps(buf, size);
 
         memset(&m, 0, sizeof(m));
         int r = parse_proc_maps(buf, size, &m);

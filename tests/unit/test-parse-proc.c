@@ -279,11 +279,42 @@ static void test_maps_arena_heaps(void **state) {
         assert_int_equal(m.arena_heaps, 2);
 }
 
+/* The same in /proc/PID/smaps: the heaps' resident bytes, the main one's and the arenas', and
+ * nothing of a mapping that is no heap. */
+static void test_smaps_heap_rss(void **state) {
+        static const char *const lines[] = {
+                "55d0c0000000-55d0c0100000 rw-p 00000000 00:00 0                          [heap]",
+                "Size:               1024 kB",
+                "Rss:                 512 kB",
+                "VmFlags: rd wr mr mw me ac sd",
+                "7f0000000000-7f0000021000 rw-p 00000000 00:00 0 ", /* an arena heap: 132K in use */
+                "Rss:                 100 kB",
+                "7f0000021000-7f0004000000 ---p 00000000 00:00 0 ",
+                "Rss:                   0 kB",
+                "7f0004000000-7f0008000000 rw-p 00000000 00:00 0 ", /* a heap all in use */
+                "Rss:               65536 kB",
+                "7f0009000000-7f000a000000 rw-p 00000000 00:00 0 ", /* no heap: not at a boundary */
+                "Rss:                4096 kB",
+                "7f000c000000-7f000c021000 rw-p 00000000 00:00 0 ", /* a run cut by a file: no heap */
+                "Rss:                 132 kB",
+                "7f000c021000-7f000d000000 r--p 00000000 08:01 42 /usr/lib/x",
+                "Rss:                  64 kB",
+        };
+        ProcMaps m;
+        proc_maps_init(&m);
+        for (size_t i = 0; i < ELEMENTSOF(lines); i++)
+                assert_int_equal(proc_smaps_add_line(&m, lines[i], strlen(lines[i])), 0);
+        assert_int_equal(proc_maps_finish(&m), 0);
+        assert_int_equal(m.arena_heaps, 2);
+        assert_int_equal(m.heap_rss, (512 + 100 + 65536) * 1024ULL);
+        assert_int_equal(proc_smaps_add_line(&m, "Rss: lots", 9), -EBADMSG);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_status_real),     cmocka_unit_test(test_status_synthetic),
                 cmocka_unit_test(test_smaps_rollup),    cmocka_unit_test(test_proc_cgroup),
-                cmocka_unit_test(test_maps_allocators), cmocka_unit_test(test_maps_arena_heaps), cmocka_unit_test(test_maps_synthetic),
+                cmocka_unit_test(test_maps_allocators), cmocka_unit_test(test_maps_arena_heaps), cmocka_unit_test(test_smaps_heap_rss), cmocka_unit_test(test_maps_synthetic),
                 cmocka_unit_test(test_proc_stat),       cmocka_unit_test(test_allocator_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
