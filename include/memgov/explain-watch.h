@@ -21,3 +21,8 @@ typedef struct ExplainWatchInfo {
 void explain_watch(const ActionContext *c);
 
 void explain_watch_info(ExplainWatchInfo *ret);
+
+/* The last measure's figures of the server pid (started at starttime) into a sample
+ * (SAMPLE_HAS_SERVER_MEMORY, SAMPLE_HAS_ALLOCATOR), for the trace; nothing for another process
+ * or before the first measure. */
+void explain_watch_sample(pid_t pid, uint64_t starttime, Sample *s);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include "memgov/sample.h"
+
 #include "memgov/engine.h"
 
 /* The one formatter of decisions: replay timelines, dry-run output, logs and status all print
@@ -45,9 +47,20 @@ typedef struct ReplaySummary {
         bool over_budget; /* the working set reached the budget in the trace */
         usec_t over_mono, over_wall;
         unsigned long oom_kills; /* EVENT decisions for memory.events oom_kill */
+
+        /* memgov explain's figures in the trace (a trace the daemon recorded): when the
+         * allocator's free memory first made an allocator-retention finding, and the end */
+        bool explained;
+        bool retention;
+        usec_t retention_mono, retention_wall;
+        uint64_t retention_free;          /* the allocator's free memory then */
+        uint64_t end_free, end_total;     /* at the last sample with the figures */
+        uint64_t peak_free;
 } ReplaySummary;
 
 void replay_summary_init(ReplaySummary *s);
 void replay_summary_add(ReplaySummary *s, const EngineOutput *out);
+/* The sample's memgov explain figures, after replay_summary_add() of its output. */
+void replay_summary_add_sample(ReplaySummary *s, const Sample *sample);
 /* Calls line() once per line of the summary text. */
 void replay_summary_format(const ReplaySummary *s, void (*line)(void *userdata, const char *text), void *userdata);

@@ -20,6 +20,8 @@ typedef enum SampleHas {
         SAMPLE_HAS_WS = 1 << 7,      /* a working-set figure given directly (plain traces) */
         SAMPLE_HAS_CONNECTIONS = 1 << 8, /* the server's socket descriptors (its client connections) */
         SAMPLE_HAS_ACCEPTING = 1 << 9,   /* whether the server accepts clients yet (see accepting) */
+        SAMPLE_HAS_SERVER_MEMORY = 1 << 10, /* the server's own memory figures (memgov explain's) */
+        SAMPLE_HAS_ALLOCATOR = 1 << 11,     /* its allocator's (memgov explain's) */
 } SampleHas;
 
 
@@ -54,6 +56,12 @@ typedef struct Sample {
          * (InnoDB's recovery, its caches allocated), a rise that ends and that no reset, restart
          * or buffer pool step can help with. Known only where memgov talks SQL to it. */
         unsigned accepting;
+
+        /* memgov explain's measures of the server, as last taken (explain.every), carried from
+         * one sample to the next: the parts are split again at every sample from them and its
+         * cgroup's figures (explain_input_from_sample). */
+        uint64_t server_pool, server_accounted, server_sessions; /* SAMPLE_HAS_SERVER_MEMORY */
+        uint64_t allocator_free, allocator_in_use;               /* SAMPLE_HAS_ALLOCATOR */
 
         uint64_t host_total; /* MemTotal */
         uint64_t ws;         /* with SAMPLE_HAS_WS */

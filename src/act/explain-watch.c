@@ -62,3 +62,23 @@ void explain_watch_info(ExplainWatchInfo *ret) {
         *ret = watch.info;
         pthread_mutex_unlock(&watch.lock);
 }
+
+void explain_watch_sample(pid_t pid, uint64_t starttime, Sample *s) {
+        pthread_mutex_lock(&watch.lock);
+        const ExplainWatchInfo *w = &watch.info;
+        if (w->known && w->pid == pid && w->starttime == starttime) {
+                const ExplainInput *in = &w->input;
+                if (in->has_pool || in->has_sessions || in->has_accounted) {
+                        s->server_pool = in->has_pool ? in->pool : 0;
+                        s->server_accounted = in->has_accounted ? in->accounted : 0;
+                        s->server_sessions = in->has_sessions ? in->sessions_total : 0;
+                        s->has |= SAMPLE_HAS_SERVER_MEMORY;
+                }
+                if (in->has_allocator) {
+                        s->allocator_free = in->allocator.free;
+                        s->allocator_in_use = in->allocator.in_use;
+                        s->has |= SAMPLE_HAS_ALLOCATOR;
+                }
+        }
+        pthread_mutex_unlock(&watch.lock);
+}

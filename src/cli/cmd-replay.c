@@ -60,6 +60,7 @@ static int replay_sample(Replay *rp, const Sample *s) {
                 }
         }
         replay_summary_add(&rp->summary, &out);
+        replay_summary_add_sample(&rp->summary, s);
         if (rp->plot)
                 plot_feed_step(rp->plot, s, &out);
         for (unsigned i = 0; i < out.n_decisions; i++) {

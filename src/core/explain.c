@@ -321,4 +321,24 @@ void explain_input_from_sample(ExplainInput *in, const Sample *s) {
                 in->rss_shmem = 0;
                 in->anon_maps = s->anon_maps;
         }
+        /* A trace's: the server's own figures as the daemon last measured them. */
+        if (s->has & SAMPLE_HAS_SERVER_MEMORY) {
+                in->has_pool = true;
+                in->pool = s->server_pool;
+                in->has_accounted = s->server_accounted > 0;
+                in->accounted = s->server_accounted;
+                if (!in->accounted_source)
+                        in->accounted_source = "the server's count";
+                in->has_sessions = true;
+                in->sessions_total = s->server_sessions;
+        }
+        if (s->has & SAMPLE_HAS_ALLOCATOR) {
+                in->has_allocator = true;
+                in->allocator.free = s->allocator_free;
+                in->allocator.releasable = s->allocator_free;
+                in->allocator.free_listed = MAX(in->allocator.free_listed, s->allocator_free);
+                in->allocator.in_use = s->allocator_in_use;
+                if (!in->allocator.source)
+                        in->allocator.source = "the allocator";
+        }
 }

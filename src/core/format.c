@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "memgov/explain.h"
 #include "memgov/format.h"
 #include "memgov/strutil.h"
 #include "memgov/units.h"
@@ -85,6 +86,28 @@ void replay_summary_add(ReplaySummary *s, const EngineOutput *out) {
         }
 }
 
+void replay_summary_add_sample(ReplaySummary *s, const Sample *sample) {
+        if (!(sample->has & SAMPLE_HAS_ALLOCATOR))
+                return;
+        ExplainInput in = {};
+        Explanation e;
+        explain_input_from_sample(&in, sample);
+        explain(&in, NULL, &e);
+        if (!e.total_source)
+                return;
+        s->explained = true;
+        s->end_free = e.parts[PART_ALLOCATOR_FREE];
+        s->end_total = e.total;
+        s->peak_free = MAX(s->peak_free, s->end_free);
+        for (unsigned i = 0; i < e.n_findings && !s->retention; i++)
+                if (e.findings[i].kind == FINDING_ALLOCATOR_RETENTION) {
+                        s->retention = true;
+                        s->retention_mono = sample->mono;
+                        s->retention_wall = sample->has & SAMPLE_HAS_WALL ? sample->wall : 0;
+                        s->retention_free = s->end_free;
+                }
+}
+
 static const char *when(const ReplaySummary *s, usec_t mono, usec_t wall, char *buf, size_t size) {
         char w[FORMAT_WALL_MAX], t[FORMAT_TIMESPAN_MAX];
         format_timespan(t, mono - s->first_mono);
@@ -155,6 +178,21 @@ void replay_summary_format(const ReplaySummary *s, void (*line)(void *userdata, 
                 snprintf(buf, sizeof(buf), "  OOM kills        %lu seen in memory.events", s->oom_kills);
                 line(userdata, buf);
         }
+
+        /* memgov explain's figures, where the daemon recorded them. */
+        if (s->retention)
+                snprintf(buf, sizeof(buf),
+                         "  retention        the allocator held %s free from %s (memgov explain's "
+                         "allocator-retention); %s of %s at the end",
+                         format_bytes(x, s->retention_free), when(s, s->retention_mono, s->retention_wall, a, sizeof(a)),
+                         format_bytes(y, s->end_free), format_bytes(b, s->end_total));
+        else if (s->explained)
+                snprintf(buf, sizeof(buf),
+                         "  retention        none: the allocator's free memory stayed under a tenth of the total or "
+                         "32M (at most %s)",
+                         format_bytes(x, s->peak_free));
+        if (s->explained)
+                line(userdata, buf);
 
         StrBuf did;
         strbuf_init(&did, buf, sizeof(buf));

@@ -72,6 +72,11 @@ static const TraceColumn columns[] = {
         C("connections", T_UINT, connections, SAMPLE_HAS_CONNECTIONS, true),
         C("accepting", T_UINT, accepting, SAMPLE_HAS_ACCEPTING, true),
         C("not_done", T_FAILED, not_done, 0, false),
+        C("server_pool", T_U64, server_pool, SAMPLE_HAS_SERVER_MEMORY, true),
+        C("server_accounted", T_U64, server_accounted, SAMPLE_HAS_SERVER_MEMORY, false),
+        C("server_sessions", T_U64, server_sessions, SAMPLE_HAS_SERVER_MEMORY, false),
+        C("allocator_free", T_U64, allocator_free, SAMPLE_HAS_ALLOCATOR, true),
+        C("allocator_in_use", T_U64, allocator_in_use, SAMPLE_HAS_ALLOCATOR, false),
 };
 
 #define N_FIXED ELEMENTSOF(columns)
@@ -488,15 +493,18 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
         if (!present[0])
                 return fail(r, "mono_us is empty");
 
-        /* A group counts when all its required columns are there; half a group is an error. */
-        static const unsigned groups[] = { SAMPLE_HAS_WALL,    SAMPLE_HAS_CGROUP, SAMPLE_HAS_EVENTS, SAMPLE_HAS_PSI,
-                                           SAMPLE_HAS_PROCESS, SAMPLE_HAS_UPTIME, SAMPLE_HAS_HOST,   SAMPLE_HAS_WS,
-                                           SAMPLE_HAS_CONNECTIONS, SAMPLE_HAS_ACCEPTING };
-        for (size_t g = 0; g < ELEMENTSOF(groups); g++) {
+        /* A group counts when all its required columns are there; half a group is an error. The
+         * groups are the columns' own. */
+        unsigned groups = 0;
+        for (size_t c = 0; c < N_FIXED; c++)
+                groups |= columns[c].group;
+        for (unsigned group = 1; group != 0 && group <= groups; group <<= 1) {
+                if (!(groups & group))
+                        continue;
                 unsigned req = 0, have = 0, any = 0;
                 const char *missing = NULL, *given = NULL;
                 for (size_t c = 0; c < N_FIXED; c++) {
-                        if (columns[c].group != groups[g])
+                        if (columns[c].group != group)
                                 continue;
                         if (present[c]) {
                                 any++;
@@ -512,7 +520,7 @@ static int row_memgov(TraceReader *r, Span *fields, unsigned n, Sample *ret) {
                                 missing = columns[c].name;
                 }
                 if (have == req)
-                        s.has |= groups[g];
+                        s.has |= group;
                 else if (any > 0)
                         return fail(r, "%s is set but %s is empty (expected both or neither)", given, missing);
         }

@@ -638,6 +638,8 @@ void manager_tick(Manager *m, const char *reason) {
         check_overdue(m, mono);
         s.limits_readonly = limits_readonly(m);
         sample_accepting(m, &s);
+        if ((s.has & SAMPLE_HAS_PROCESS) && s.pid > 0)
+                explain_watch_sample(s.pid, m->target.starttime, &s);
         /* A job that finished while the sample was read: its result belongs to this tick (one
          * that finishes after this is still counted pending, action_worker_pending()). */
         collect_results(m);

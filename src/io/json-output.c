@@ -109,6 +109,20 @@ json_object *summary_to_json(const ReplaySummary *s) {
                 json_object_object_add(counts, decision_class_to_string(k), json_object_new_uint64(s->count[k]));
         json_object_object_add(o, "decisions", counts);
         json_object_object_add(o, "freed", json_object_new_uint64(s->freed));
+        json_object *ret = NULL;
+        if (s->explained) {
+                ret = json_object_new_object();
+                json_object_object_add(ret, "since", s->retention ? time_json(s->retention_mono, s->retention_wall,
+                                                                              s->utc_offset, s->first_mono)
+                                                                  : NULL);
+                json_object_object_add(ret, "free_then", s->retention ? json_object_new_uint64(s->retention_free) : NULL);
+                json_object_object_add(ret, "free_at_end", json_object_new_uint64(s->end_free));
+                json_object_object_add(ret, "total_at_end", json_object_new_uint64(s->end_total));
+                json_object_object_add(ret, "peak_free", json_object_new_uint64(s->peak_free));
+        }
+        /* Only for a trace with memgov explain's figures (the text has the line only then too). */
+        if (ret)
+                json_object_object_add(o, "allocator_retention", ret);
         return o;
 }
 

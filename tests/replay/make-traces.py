@@ -154,6 +154,37 @@ def connection_storm(path):
                  "uptime_us": (86400 + t) * 10**6, "host_total": 8 * GB, "connections": conns + 1}
             f.write(",".join(str(d.get(c, "")) for c in columns) + "\n")
 
+def allocator_retention(path):
+    """memgov's own format as the daemon records it with memgov explain's figures (explain.every
+    5 minutes: they change every tenth row): a MariaDB under memory.max 4G, a sample every 30 s
+    for four hours, its buffer pool 1G, its sessions 600M, its own count 300M, and glibc holding
+    free memory that grows 200 MB/h from 50M (retention: nothing in use grows)."""
+    rng = random.Random(6)
+    wall0 = 1786363200 * 10**6
+    columns = COLUMNS + ["server_pool", "server_accounted", "server_sessions", "allocator_free", "allocator_in_use"]
+    step = 30
+    with open(path, "w") as f:
+        f.write("# memgov trace\n# memgov: acting\n" + ",".join(columns) + "\n")
+        measured = None
+        for t in range(0, 4 * 3600, step):
+            free = 50 * MB + 200 * MB * t / 3600 + rng.gauss(0, 2 * MB)
+            sessions = 600 * MB + rng.gauss(0, 4 * MB)
+            anon = 1 * GB + sessions + 300 * MB + free + 40 * MB
+            inactive, active = 60 * MB, 40 * MB
+            if t % 300 == 0:
+                measured = {"server_pool": 1 * GB, "server_accounted": int(sessions + 300 * MB),
+                            "server_sessions": int(sessions), "allocator_free": int(free),
+                            "allocator_in_use": int(sessions + 300 * MB + 20 * MB)}
+            d = {"mono_us": 10**6 + t * 10**6, "wall_us": wall0 + t * 10**6, "utc_offset": 0,
+                 "memory_current": int(anon + inactive + active + 8 * MB), "memory_high": "max",
+                 "memory_max": 4 * GB, "anon": int(anon), "file": inactive + active,
+                 "inactive_file": inactive, "active_file": active, "shmem": 0,
+                 "pid": 4242, "rss": int(anon + 30 * MB), "rss_anon": int(anon), "anon_maps": 60,
+                 "threads": 80, "uptime_us": (86400 + t) * 10**6, "host_total": 16 * GB}
+            d.update(measured)
+            f.write(",".join(str(d.get(c, "")) for c in columns) + "\n")
+
+
 if __name__ == "__main__":
     import os
     here = os.path.dirname(os.path.abspath(__file__))
@@ -162,3 +193,4 @@ if __name__ == "__main__":
     cron_trim_sawtooth(os.path.join(here, "cron-trim-sawtooth.csv"))
     session_growth(os.path.join(here, "session-growth.csv"))
     connection_storm(os.path.join(here, "connection-storm.csv"))
+    allocator_retention(os.path.join(here, "allocator-retention.csv"))
