@@ -2,6 +2,7 @@
 #pragma once
 
 #include "memgov/action.h"
+#include "memgov/explain.h"
 
 #include <stdio.h>
 
@@ -40,6 +41,16 @@ typedef unsigned PlotEventKind;
 #define PLOT_RGB_BUDGET         0x9467bd
 #define PLOT_RGB_ETA            0x2ca02c
 #define PLOT_RGB_EVENT_OOM_KILL 0x8c2d04
+/* memgov explain's parts, filled under memory.current (light: the lines stay readable). */
+#define PLOT_RGB_PART_PAGE_CACHE      0xe5e5e5
+#define PLOT_RGB_PART_SHMEM           0xd9d2e9
+#define PLOT_RGB_PART_KERNEL          0xcfcfcf
+#define PLOT_RGB_PART_OTHER_PROCESSES 0xf0e0c8
+#define PLOT_RGB_PART_POOL            0xc6dbef
+#define PLOT_RGB_PART_SERVER_OTHER    0xd4ead0
+#define PLOT_RGB_PART_SESSIONS        0xfdd9b5
+#define PLOT_RGB_PART_ALLOCATOR_FREE  0xf7c6c7
+#define PLOT_RGB_PART_UNACCOUNTED     0xf5f0c8
 
 #define PLOT_BUCKETS 2048
 #define PLOT_WIDTH   1280
@@ -52,6 +63,9 @@ typedef struct PlotPoint {
         usec_t wall;        /* wall clock at t, 0 = none: the axis then counts from the start */
         int32_t utc_offset; /* seconds east of UTC at wall */
         uint64_t value[_PLOT_SERIES_MAX];
+        /* memgov explain's parts at t (a trace with its figures), stacked under memory.current */
+        bool has_parts;
+        uint64_t part[_PART_MAX];
 } PlotPoint;
 
 typedef enum PlotFormat {

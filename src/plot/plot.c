@@ -35,6 +35,8 @@ typedef struct Bucket {
         Track track[_PLOT_SERIES_MAX];
         EventSet ev;
         usec_t event_t; /* the first event's time */
+        bool has_parts; /* memgov explain's parts, as the last sample of the bucket with them had */
+        uint64_t part[_PART_MAX];
 } Bucket;
 
 #define PLOT_MAX_THRESHOLDS 8
@@ -194,6 +196,9 @@ static Bucket bucket_merge(const Bucket *a, const Bucket *b) {
         r.ev = a->ev;
         event_set_add(&r.ev, &b->ev);
         r.event_t = bucket_has_events(a) ? a->event_t : b->event_t;
+        const Bucket *parts = b->has_parts ? b : a;
+        r.has_parts = parts->has_parts;
+        memcpy(r.part, parts->part, sizeof(r.part));
         return r;
 }
 
@@ -237,6 +242,10 @@ int plot_add_sample(Plot *p, const PlotPoint *pt) {
         /* SIZE_UNKNOWN, SIZE_UNLIMITED and USEC_INFINITY are one value: nothing to draw. */
         for (unsigned s = 0; s < _PLOT_SERIES_MAX; s++)
                 track_add(&b->track[s], pt->value[s]);
+        if (pt->has_parts) {
+                b->has_parts = true;
+                memcpy(b->part, pt->part, sizeof(b->part));
+        }
         p->samples++;
         p->last = *pt;
         return 0;
@@ -651,6 +660,68 @@ static void draw_series(const Render *r, PlotSeries s) {
         cairo_restore(cr);
 }
 
+static const uint32_t part_rgb[_PART_MAX] = {
+        [PART_PAGE_CACHE] = PLOT_RGB_PART_PAGE_CACHE,
+        [PART_SHMEM] = PLOT_RGB_PART_SHMEM,
+        [PART_KERNEL] = PLOT_RGB_PART_KERNEL,
+        [PART_OTHER_PROCESSES] = PLOT_RGB_PART_OTHER_PROCESSES,
+        [PART_POOL] = PLOT_RGB_PART_POOL,
+        [PART_SERVER_OTHER] = PLOT_RGB_PART_SERVER_OTHER,
+        [PART_SESSIONS] = PLOT_RGB_PART_SESSIONS,
+        [PART_ALLOCATOR_FREE] = PLOT_RGB_PART_ALLOCATOR_FREE,
+        [PART_UNACCOUNTED] = PLOT_RGB_PART_UNACCOUNTED,
+};
+
+/* memgov explain's parts, stacked in their order from the axis up: each a band between the sum
+ * of the parts below it and that sum plus itself, through each bucket's last split. Breaks
+ * where a bucket has none or the trace a hole. */
+static void draw_parts(const Render *r, ExplainPart part) {
+        const Plot *p = r->p;
+        cairo_t *cr = r->cr;
+
+        cairo_save(cr);
+        cairo_rectangle(cr, r->left, r->main_top, r->right - r->left, r->main_bottom - r->main_top);
+        cairo_clip(cr);
+        set_rgb(cr, part_rgb[part]);
+        /* Runs of buckets with parts (empty buckets between samples skipped), broken where a bucket
+         * has none or the samples are apart by more than a gap; a polygon per run. */
+        unsigned run[PLOT_BUCKETS], n = 0;
+        for (unsigned i = 0; i <= p->n_buckets; i++) {
+                const Bucket *b = i < p->n_buckets ? &p->b[i] : NULL;
+                if (b && b->n == 0)
+                        continue;
+                bool joins = b && b->has_parts &&
+                             (n == 0 || (double) (b->t_first - p->b[run[n - 1]].t_last) <= r->gap);
+                if (!joins && n > 0) {
+                        cairo_new_path(cr);
+                        for (unsigned k = 0; k < n; k++) {
+                                const Bucket *c = &p->b[run[k]];
+                                uint64_t top = 0;
+                                for (ExplainPart q = 0; q <= part; q++)
+                                        top += c->part[q];
+                                double x0 = x_of(r, c->t_first), x1 = x_of(r, c->t_last);
+                                cairo_line_to(cr, x0, y_of_bytes(r, top));
+                                cairo_line_to(cr, MAX(x1, x0 + 1), y_of_bytes(r, top));
+                        }
+                        for (unsigned k = n; k-- > 0;) {
+                                const Bucket *c = &p->b[run[k]];
+                                uint64_t bottom = 0;
+                                for (ExplainPart q = 0; q < part; q++)
+                                        bottom += c->part[q];
+                                double x0 = x_of(r, c->t_first), x1 = x_of(r, c->t_last);
+                                cairo_line_to(cr, MAX(x1, x0 + 1), y_of_bytes(r, bottom));
+                                cairo_line_to(cr, x0, y_of_bytes(r, bottom));
+                        }
+                        cairo_close_path(cr);
+                        cairo_fill(cr);
+                        n = 0;
+                }
+                if (b && b->has_parts)
+                        run[n++] = i;
+        }
+        cairo_restore(cr);
+}
+
 /* ---- events -------------------------------------------------------------------------------- */
 
 /* Events close together on the X axis share one label. */
@@ -876,6 +947,7 @@ typedef enum LegendStyle {
         LEGEND_LINE,
         LEGEND_DASHED,
         LEGEND_MARKER,
+        LEGEND_BLOCK, /* a filled square: a part */
 } LegendStyle;
 
 typedef struct LegendEntry {
@@ -887,10 +959,10 @@ typedef struct LegendEntry {
 
 /* Lays the legend out in rows above the label band, and draws it unless only measuring;
  * returns how many rows it takes. */
-static unsigned legend(const Render *r, const bool present[_PLOT_SERIES_MAX], bool draw) {
+static unsigned legend(const Render *r, const bool present[_PLOT_SERIES_MAX], const bool parts[_PART_MAX], bool draw) {
         const Plot *p = r->p;
         cairo_t *cr = r->cr;
-        LegendEntry e[_PLOT_SERIES_MAX + _PLOT_EVENT_KIND_MAX];
+        LegendEntry e[_PLOT_SERIES_MAX + _PLOT_EVENT_KIND_MAX + _PART_MAX];
         unsigned n = 0, rows = 1;
 
         for (PlotSeries s = 0; s < _PLOT_SERIES_MAX; s++)
@@ -905,11 +977,15 @@ static unsigned legend(const Render *r, const bool present[_PLOT_SERIES_MAX], bo
                 if (p->n_events[k] > 0)
                         e[n++] = (LegendEntry){
                                 .label = event_legend(k), .rgb = event_rgb(k), .style = LEGEND_MARKER, .width = 3 };
+        for (ExplainPart q = 0; q < _PART_MAX; q++)
+                if (parts[q])
+                        e[n++] = (LegendEntry){
+                                .label = explain_part_label(q), .rgb = part_rgb[q], .style = LEGEND_BLOCK, .width = 10 };
 
         font(cr, 11.5, false);
         double x = r->left, y = r->legend_top + 9;
         for (unsigned i = 0; i < n; i++) {
-                double swatch = e[i].style == LEGEND_MARKER ? 10 : 26;
+                double swatch = e[i].style == LEGEND_MARKER || e[i].style == LEGEND_BLOCK ? 10 : 26;
                 double w = swatch + 6 + text_width(cr, e[i].label) + 18;
                 if (x + w > r->right && x > r->left) {
                         x = r->left;
@@ -921,7 +997,10 @@ static unsigned legend(const Render *r, const bool present[_PLOT_SERIES_MAX], bo
                         set_rgb(cr, e[i].rgb);
                         cairo_set_line_width(cr, e[i].width);
                         cairo_set_dash(cr, dash, e[i].style == LEGEND_DASHED ? 2 : 0, 0);
-                        if (e[i].style == LEGEND_MARKER) {
+                        if (e[i].style == LEGEND_BLOCK) {
+                                cairo_rectangle(cr, x, y - 8, 10, 10);
+                                cairo_fill(cr);
+                        } else if (e[i].style == LEGEND_MARKER) {
                                 cairo_move_to(cr, x + 4.5, y - 9);
                                 cairo_line_to(cr, x + 4.5, y + 5);
                         } else {
@@ -1037,7 +1116,7 @@ static int plot_draw(const Plot *p, cairo_t *cr, double width, double height) {
                 .legend_top = 34,
                 .row_h = 15,
         };
-        bool present[_PLOT_SERIES_MAX] = {};
+        bool present[_PLOT_SERIES_MAX] = {}, parts[_PART_MAX] = {};
         uint64_t top = 0;
         usec_t eta_lo = USEC_INFINITY, eta_hi = 0;
         int ret;
@@ -1055,6 +1134,15 @@ static int plot_draw(const Plot *p, cairo_t *cr, double width, double height) {
                         } else
                                 top = MAX(top, k->max);
                 }
+        for (unsigned i = 0; i < p->n_buckets; i++)
+                if (p->b[i].has_parts) {
+                        uint64_t sum = 0;
+                        for (ExplainPart q = 0; q < _PART_MAX; q++) {
+                                parts[q] = parts[q] || p->b[i].part[q] > 0;
+                                sum += p->b[i].part[q];
+                        }
+                        top = MAX(top, sum);
+                }
         r.have_eta = present[PLOT_ETA];
         r.span = MAX(p->t_end - p->t0, USEC_PER_MINUTE);
         r.gap = p->samples > 1 ? 5.0 * (double) (p->t_end - p->t0) / (double) (p->samples - 1) : INFINITY;
@@ -1068,7 +1156,7 @@ static int plot_draw(const Plot *p, cairo_t *cr, double width, double height) {
         if (ret < 0)
                 return ret;
         r.rows = MAX(events.rows, 1U);
-        r.band_top = r.legend_top + 18.0 * legend(&r, present, false) + 4;
+        r.band_top = r.legend_top + 18.0 * legend(&r, present, parts, false) + 4;
         r.main_top = r.band_top + r.rows * r.row_h + 2;
         r.eta_bottom = height - 58;
         r.eta_top = r.eta_bottom - 130;
@@ -1085,6 +1173,9 @@ static int plot_draw(const Plot *p, cairo_t *cr, double width, double height) {
         draw_eta_axis(&r);
         draw_time_axis(&r);
 
+        for (ExplainPart q = 0; q < _PART_MAX; q++)
+                if (parts[q])
+                        draw_parts(&r, q);
         draw_markers(&r, &events);
 
         static const PlotSeries order[] = { PLOT_MEMORY_CURRENT, PLOT_MEMORY_HIGH, PLOT_MEMORY_MAX,
@@ -1097,7 +1188,7 @@ static int plot_draw(const Plot *p, cairo_t *cr, double width, double height) {
         draw_frame(&r, r.eta_top, r.eta_bottom);
         draw_eta_panel_notes(&r);
         draw_event_labels(&r, &events);
-        (void) legend(&r, present, true);
+        (void) legend(&r, present, parts, true);
         return 0;
 }
 

@@ -11,7 +11,9 @@ vertical marker in the colour of each kind of action that was decided (and no pi
 that was not); the SVG is well-formed and strokes the same series and markers. The colours are
 read from plot.h. Then: replay --plot prints what replay prints and draws the same PNG, a
 dry-run policy draws dashed markers, and the errors (unknown extension, unwritable file, a trace
-that fails) exit non-zero with a message and leave no file behind. Standard library only."""
+that fails) exit non-zero with a message and leave no file behind. A trace with memgov explain's
+figures has its parts filled along the time axis; the others have no pixel of them. Standard
+library only."""
 import json
 import os
 import re
@@ -44,6 +46,8 @@ def run(memgov, args, cwd):
 # ---- colours --------------------------------------------------------------------------------
 
 SERIES = ["WORKING_SET", "MEMORY_CURRENT", "MEMORY_HIGH", "MEMORY_MAX", "BUDGET", "ETA"]
+# memgov explain's parts a trace with its figures has (a pool, sessions, the allocator's free memory).
+PARTS = ["PART_POOL", "PART_SESSIONS", "PART_ALLOCATOR_FREE"]
 # The actions' markers take their colours from the registry of actions (src/core/action.c), the
 # OOM kill's and the series' from plot.h. Which actions there are comes from that registry too
 # (read_actions).
@@ -70,10 +74,11 @@ def read_colours(plot_h, action_c):
         c = re.search(r"\.chart_rgb = 0x([0-9a-fA-F]{6})\b", m.group(2))
         if m.group(1) in ACTIONS and c:
             colours[ACTIONS[m.group(1)]] = int(c.group(1), 16)
-    for name in SERIES + EVENTS:
+    for name in SERIES + EVENTS + PARTS:
         if not check(name in colours, f"plot.h or the registry of actions defines the colour of {name}"):
             sys.exit(1)
-    check(len(set(colours[n] for n in SERIES + EVENTS)) == len(SERIES + EVENTS), "the colours are all different")
+    every = SERIES + EVENTS + [n for n in colours if n.startswith("PART_")]
+    check(len(set(colours[n] for n in every)) == len(every), "the colours are all different")
     return colours
 
 
@@ -246,7 +251,9 @@ def expectations(memgov, args, cwd, trace):
         header = next(line for line in f if line.strip() and not line.startswith("#"))
     cgroup = "memory_current" in header.split(",")
     series = {"WORKING_SET", "BUDGET"} | ({"MEMORY_CURRENT", "MEMORY_HIGH", "MEMORY_MAX"} if cgroup else set())
-    return {"events": events, "series": series, "eta": eta}
+    # memgov explain's parts: stacked under memory.current in a trace with its figures.
+    parts = "allocator_retention" in doc["summary"]
+    return {"events": events, "series": series, "eta": eta, "parts": parts}
 
 
 # ---- the checks -------------------------------------------------------------------------------
@@ -276,6 +283,13 @@ def check_png(path, what, colours, exp):
             check(run_len >= 50, f"{what}: a vertical {name} marker (longest run {run_len} px)")
         else:
             check(len(cols) == 0, f"{what}: no {name} pixel (no such action; found {len(cols)} columns)")
+    for name in PARTS:
+        cols = img.columns_with(rgb_tuple(colours[name]))
+        if exp["parts"]:
+            # A band along the time axis (the legend's swatch is 10 px wide).
+            check(len(cols) >= 250, f"{what}: {name} filled along the time axis ({len(cols)} columns)")
+        else:
+            check(len(cols) == 0, f"{what}: no {name} pixel (the trace has no explain figures; found {len(cols)})")
 
 
 def check_svg(path, what, colours, exp):

@@ -158,7 +158,8 @@ def allocator_retention(path):
     """memgov's own format as the daemon records it with memgov explain's figures (explain.every
     5 minutes: they change every tenth row): a MariaDB under memory.max 4G, a sample every 30 s
     for four hours, its buffer pool 1G, its sessions 600M, its own count 300M, and glibc holding
-    free memory that grows 200 MB/h from 50M (retention: nothing in use grows)."""
+    free memory that grows 200 MB/h from 50M (retention: nothing in use grows). memory.high is
+    where the acting daemon set it: the budget less throttle.calm-headroom (3%)."""
     rng = random.Random(6)
     wall0 = 1786363200 * 10**6
     columns = COLUMNS + ["server_pool", "server_accounted", "server_sessions", "allocator_free", "allocator_in_use"]
@@ -176,7 +177,7 @@ def allocator_retention(path):
                             "server_sessions": int(sessions), "allocator_free": int(free),
                             "allocator_in_use": int(sessions + 300 * MB + 20 * MB)}
             d = {"mono_us": 10**6 + t * 10**6, "wall_us": wall0 + t * 10**6, "utc_offset": 0,
-                 "memory_current": int(anon + inactive + active + 8 * MB), "memory_high": "max",
+                 "memory_current": int(anon + inactive + active + 8 * MB), "memory_high": 4166115328,
                  "memory_max": 4 * GB, "anon": int(anon), "file": inactive + active,
                  "inactive_file": inactive, "active_file": active, "shmem": 0,
                  "pid": 4242, "rss": int(anon + 30 * MB), "rss_anon": int(anon), "anon_maps": 60,
