@@ -21,6 +21,8 @@ typedef struct MemoryStat {
         uint64_t unevictable;
         uint64_t slab;
         uint64_t sock;
+        uint64_t kernel_stack;
+        uint64_t pagetables;
 } MemoryStat;
 
 int parse_memory_stat(const char *buf, size_t len, MemoryStat *ret);

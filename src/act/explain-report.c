@@ -30,6 +30,22 @@ json_object *explanation_json(pid_t pid, const char *comm, const char *cgroup, c
                 if (e->has[p])
                         json_object_object_add(parts, explain_part_to_string(p), json_object_new_uint64(e->parts[p]));
         json_object_object_add(o, "parts", parts);
+        /* What two parts are made of, from memory.stat. */
+        if (in->has_cgroup) {
+                json_object *d = json_object_new_object();
+                json_object_object_add(d, "active_file", json_object_new_uint64(in->stat.active_file));
+                json_object_object_add(d, "inactive_file", json_object_new_uint64(in->stat.inactive_file));
+                json_object_object_add(o, "page_cache", d);
+        }
+        /* The samples' cgroup figures (the daemon's) do not have them. */
+        if (in->has_cgroup && (in->stat.slab || in->stat.sock || in->stat.kernel_stack || in->stat.pagetables)) {
+                json_object *d = json_object_new_object();
+                json_object_object_add(d, "slab", json_object_new_uint64(in->stat.slab));
+                json_object_object_add(d, "sock", json_object_new_uint64(in->stat.sock));
+                json_object_object_add(d, "kernel_stack", json_object_new_uint64(in->stat.kernel_stack));
+                json_object_object_add(d, "pagetables", json_object_new_uint64(in->stat.pagetables));
+                json_object_object_add(o, "kernel", d);
+        }
         json_object_object_add(o, "overcounted", json_object_new_uint64(e->overcounted));
         json_object_object_add(o, "server_count_excess", json_object_new_uint64(e->server_count_excess));
         if (in->has_accounted)
@@ -118,7 +134,8 @@ static void print_line(const char *text) {
 
 void explanation_print(pid_t pid, const char *comm, const char *cgroup, const ExplainInput *in, const Explanation *e,
                        const char *notes) {
-        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], head[1024], shown[4 * sizeof(head)];
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], b4[FORMAT_BYTES_MAX], head[1024],
+                shown[4 * sizeof(head)];
         int n = snprintf(head, sizeof(head), "%s (pid %d)", comm, (int) pid);
         if (cgroup && n > 0 && (size_t) n < sizeof(head))
                 n += snprintf(head + n, sizeof(head) - (size_t) n, ", cgroup %s", cgroup);
@@ -144,7 +161,14 @@ void explanation_print(pid_t pid, const char *comm, const char *cgroup, const Ex
                                  in->top[0].user, in->top[0].host, in->top[0].command,
                                  (unsigned long long) in->top[0].id, format_bytes(b2, in->top[0].memory));
                         printf("%s", escape_untrusted(who, shown, sizeof(shown)));
-                } else if (p == PART_SERVER_OTHER)
+                } else if (p == PART_PAGE_CACHE && in->has_cgroup)
+                        printf("  active %s, inactive %s", format_bytes(b2, in->stat.active_file),
+                               format_bytes(b3, in->stat.inactive_file));
+                else if (p == PART_KERNEL && in->has_cgroup && (in->stat.slab || in->stat.kernel_stack))
+                        printf("  slab %s, sockets %s, stacks %s, page tables %s", format_bytes(b2, in->stat.slab),
+                               format_bytes(b1, in->stat.sock), format_bytes(b3, in->stat.kernel_stack),
+                               format_bytes(b4, in->stat.pagetables));
+                else if (p == PART_SERVER_OTHER)
                         printf("  %s%s", in->accounted_source, in->accounted_partial ? " (some instruments off)" : "");
                 else if (p == PART_ALLOCATOR_FREE) {
                         printf("  %s, %u call%s, a thread held at most %.1f ms", in->allocator.source,

@@ -71,6 +71,8 @@ int parse_memory_stat(const char *buf, size_t len, MemoryStat *ret) {
                 { "unevictable", offsetof(MemoryStat, unevictable), false },
                 { "slab", offsetof(MemoryStat, slab), false },
                 { "sock", offsetof(MemoryStat, sock), false },
+                { "kernel_stack", offsetof(MemoryStat, kernel_stack), false },
+                { "pagetables", offsetof(MemoryStat, pagetables), false },
         };
         MemoryStat s = {};
         int r = parse_flat_keyed(buf, len, keys, ELEMENTSOF(keys), &s);

@@ -22,6 +22,8 @@ static void test_memory_stat_real(void **state) {
                         assert_true(s.anon > 0);
                         assert_true(s.inactive_file + s.active_file <= s.file + s.unevictable + (1 << 20));
                         assert_true(s.inactive_anon + s.active_anon <= s.anon + s.shmem + (1 << 20));
+                        /* What memgov explain's kernel part is made of: every real kernel has them. */
+                        assert_true(s.slab > 0 && s.kernel_stack > 0 && s.pagetables > 0);
                         /* Every truncation is refused or parsed, never read past. */
                         for (size_t n = 0; n < len; n++) {
                                 char *copy = malloc(n + 1);
