@@ -33,7 +33,8 @@ typedef struct ExplainInput {
         ServerFlavor flavor;
         char version[64];
         bool has_pool;
-        uint64_t pool;       /* the buffer pool as the server reports it */
+        uint64_t pool;       /* the buffer pool's pages in use (a free page was never touched) */
+        uint64_t pool_size;  /* its configured size (innodb_buffer_pool_size); 0 = not known */
         uint64_t pool_unit;  /* what it is resized by (innodb_buffer_pool_chunk_size), 0 = 1 MiB */
         bool has_accounted;
         uint64_t accounted;  /* memory the server counts (Memory_used; performance_schema), pool aside */

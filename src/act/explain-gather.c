@@ -86,7 +86,7 @@ static void gather_process(const ExplainTarget *t, ExplainInput *in, char *notes
 
 typedef struct Values {
         ExplainInput *in;
-        uint64_t page_size, pages_total, pool_size, chunk, memory_used, connected;
+        uint64_t page_size, pages_total, pages_free, pool_size, chunk, memory_used, connected;
         uint64_t buffers; /* the per-connection buffers summed */
         bool has_pages, has_memory_used, tracking;
         uint64_t connection_limit;
@@ -107,6 +107,8 @@ static int read_pair(void *userdata, unsigned n, char **row) {
                 v->page_size = x;
         else if (!strcasecmp(name, "Innodb_buffer_pool_pages_total"))
                 v->pages_total = x, v->has_pages = true;
+        else if (!strcasecmp(name, "Innodb_buffer_pool_pages_free"))
+                v->pages_free = x;
         else if (!strcasecmp(name, "innodb_buffer_pool_size"))
                 v->pool_size = x;
         else if (!strcasecmp(name, "innodb_buffer_pool_chunk_size"))
@@ -199,20 +201,24 @@ static void gather_sql(const ExplainTarget *t, const Policy *p, ExplainInput *in
                 "'sort_buffer_size', 'join_buffer_size', 'read_buffer_size', 'read_rnd_buffer_size', "
                 "'thread_stack', 'net_buffer_length')";
         static const char status[] =
-                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_pages_total', 'Memory_used', "
+                "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_pages_total', "
+                "'Innodb_buffer_pool_pages_free', 'Memory_used', "
                 "'Threads_connected')";
         if (sql_run(&c, variables, read_pair, &v, why, sizeof(why)) < 0 ||
             sql_run(&c, status, read_pair, &v, why, sizeof(why)) < 0) {
                 note(notes, size, "the server's variables: %s", why);
                 return;
         }
+        /* The pool's pages in use: a free page was never touched, or not since the pool grew (seen:
+         * a 128M pool with a small data set, 34M of the allocator's free memory crowded out). */
         if (v.has_pages && v.page_size) {
                 in->has_pool = true;
-                in->pool = v.pages_total * v.page_size;
+                in->pool = SUB_CLAMP(v.pages_total, v.pages_free) * v.page_size;
         } else if (v.pool_size) {
                 in->has_pool = true;
                 in->pool = v.pool_size;
         }
+        in->pool_size = v.pool_size;
         in->pool_unit = v.chunk;
         in->has_connections = in->max_connections > 0;
         in->connected = v.connected;

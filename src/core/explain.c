@@ -212,8 +212,14 @@ static uint64_t round_down(uint64_t v, uint64_t unit) {
         return unit ? v / unit * unit : v;
 }
 
+/* What the pool grows to: its configured size, else (a trace) what it had in use. */
+static uint64_t pool_configured(const ExplainInput *in) {
+        return in->pool_size ? in->pool_size : in->pool;
+}
+
 static void rule_pool(const ExplainInput *in, Explanation *e) {
-        if (!in->has_pool || !in->has_cgroup || in->limit == SIZE_UNLIMITED || in->limit == 0 || in->pool == 0)
+        uint64_t pool = pool_configured(in);
+        if (!in->has_pool || !in->has_cgroup || in->limit == SIZE_UNLIMITED || in->limit == 0 || pool == 0)
                 return;
         /* The pool fits when everything else plus the pool stays under 90% of the limit: the rest
          * is the headroom a burst of sessions, a sort, a restart's recovery need. */
@@ -221,16 +227,17 @@ static void rule_pool(const ExplainInput *in, Explanation *e) {
         uint64_t rest = e->total > e->parts[PART_POOL] ? e->total - e->parts[PART_POOL] : 0;
         uint64_t unit = in->pool_unit ? in->pool_unit : UINT64_C(1) << 20;
         uint64_t fits = rest < room ? round_down(room - rest, unit) : 0;
-        if (fits >= in->pool)
+        if (fits >= pool)
                 return;
         char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], b3[FORMAT_BYTES_MAX], b4[FORMAT_BYTES_MAX],
                 b5[FORMAT_BYTES_MAX];
         Finding *f = add(e, FINDING_POOL_TOO_LARGE);
-        f->gives_back = in->pool - fits;
+        f->gives_back = pool - fits;
         f->gives_back_known = true;
         snprintf(f->evidence, sizeof(f->evidence),
-                 "the buffer pool is %s; the rest of %s is %s; 90%% of memory.max %s leaves %s for the pool",
-                 format_bytes(b1, in->pool), e->total_source, format_bytes(b2, rest), format_bytes(b3, in->limit),
+                 "the buffer pool is configured at %s; the rest of %s is %s; 90%% of memory.max %s leaves %s for "
+                 "the pool",
+                 format_bytes(b1, pool), e->total_source, format_bytes(b2, rest), format_bytes(b3, in->limit),
                  format_bytes(b4, room > rest ? room - rest : 0));
         format_bytes(b5, fits);
         if (fits == 0)
@@ -241,7 +248,7 @@ static void rule_pool(const ExplainInput *in, Explanation *e) {
                 snprintf(f->fix, sizeof(f->fix),
                          "  SET GLOBAL innodb_buffer_pool_size = %llu;  -- %s = 90%% of %s - %s, rounded down to %s\n"
                          "and the same in the server's option file; or raise memory.max by %s.",
-                         (unsigned long long) fits, b5, b3, b2, format_bytes(b4, unit), format_bytes(b1, in->pool - fits));
+                         (unsigned long long) fits, b5, b3, b2, format_bytes(b4, unit), format_bytes(b1, pool - fits));
 }
 
 static void rule_storm(const ExplainInput *in, Explanation *e) {
@@ -270,16 +277,17 @@ static void rule_storm(const ExplainInput *in, Explanation *e) {
 }
 
 static void rule_pressure_listener(const ExplainInput *in, Explanation *e) {
-        if (in->flavor != SERVER_MARIADB || !in->has_auto_min || !in->has_pool || in->auto_min < in->pool ||
-            !significant(e, in->pool))
+        uint64_t pool = pool_configured(in);
+        if (in->flavor != SERVER_MARIADB || !in->has_auto_min || !in->has_pool || in->auto_min < pool ||
+            !significant(e, pool))
                 return;
         char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX];
-        uint64_t half = round_down(in->pool / 2, in->pool_unit ? in->pool_unit : UINT64_C(1) << 20);
+        uint64_t half = round_down(pool / 2, in->pool_unit ? in->pool_unit : UINT64_C(1) << 20);
         Finding *f = add(e, FINDING_PRESSURE_LISTENER_IDLE);
         snprintf(f->evidence, sizeof(f->evidence),
                  "innodb_buffer_pool_size_auto_min is %s, not below the pool's %s: MariaDB's memory pressure "
                  "listener shrinks the pool toward it, so it does nothing",
-                 format_bytes(b1, in->auto_min), format_bytes(b2, in->pool));
+                 format_bytes(b1, in->auto_min), format_bytes(b2, pool));
         snprintf(f->fix, sizeof(f->fix),
                  "  SET GLOBAL innodb_buffer_pool_size_auto_min = %llu;  -- %s: the pool may halve under pressure\n"
                  "(it works only where the server can write its cgroup's memory.pressure; it never grows the "

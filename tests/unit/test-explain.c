@@ -220,6 +220,19 @@ static void test_pool_too_large(void **state) {
         in.limit = SIZE_UNLIMITED;
         explain(&in, NULL, &e);
         assert_null(find(&e, FINDING_POOL_TOO_LARGE));
+
+        /* A pool with 100M of its 400M in use: the part is what is in use, the rule goes by what
+         * it grows to. */
+        in.limit = 1000 * M;
+        in.pool = 100 * M;
+        in.pool_size = 400 * M;
+        explain(&in, NULL, &e);
+        assert_int_equal(e.parts[PART_POOL], 100 * M);
+        assert_int_equal(sum(&e), e.total);
+        /* 900M - (1000M - 100M) leaves nothing for the pool */
+        f = must(&e, FINDING_POOL_TOO_LARGE);
+        assert_int_equal(f->gives_back, 400 * M);
+        assert_non_null(strstr(f->evidence, "configured at 400M"));
 }
 
 static void test_storm_risk(void **state) {
