@@ -215,7 +215,44 @@ def table_replay_throughput():
     return out
 
 
+def table_allocators():
+    """bench/allocators.sh's kept output: one server per allocator, the study's loops."""
+    t = kept("allocators.txt")
+    loops, runs = {}, {}
+    for line in t.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        kv = dict(f.split("=", 1) for f in line.split())
+        a = kv["allocator"]
+        if "loop" in kv:
+            loops.setdefault(a, []).append(kv)
+        else:
+            runs[a] = kv
+    if not loops or set(loops) != set(runs):
+        raise SystemExit("docs-tables: allocators.txt: every allocator needs its loops and its trim line")
+    mib = lambda v: f"{int(v) / 1048576:.0f}M"
+    base_tps = statistics.median(int(x["tps"]) for x in loops["glibc"])
+    out = ["| allocator | RSS after each loop | transactions/s (median; vs glibc) | p99 at 128 users (median) | "
+           "memgov trim gave back | memgov explain after the last loop |",
+           "| --- | --- | ---: | ---: | ---: | --- |"]
+    for a, ls in loops.items():
+        tps = statistics.median(int(x["tps"]) for x in ls)
+        p99 = statistics.median(float(x["p99_ms"]) for x in ls)
+        last = ls[-1]
+        said = f"allocator free {mib(last['explain_free'])}"
+        if int(last["explain_free_listed"]) > int(last["explain_free"]) + 1048576:
+            said += f" ({mib(last['explain_free_listed'])} in free chunks)"
+        findings = [f for f in last["explain_findings"].split("+") if f != "none"]
+        said += "; " + (", ".join(findings) if findings else "no finding")
+        out.append(f"| {a} | {' → '.join(mib(x['rss']) for x in ls)} | {tps:.0f} ({tps / base_tps:.2f}x) | "
+                   f"{p99:.0f} ms | {mib(runs[a]['trim_freed'])} | {said} |")
+    header = t.splitlines()[0].lstrip("# ")
+    out += ["", f"One invocation, the allocators in turn: {header}."]
+    return out
+
+
 TABLES = {
+    "allocators": table_allocators,
     "outcome-summary": table_outcome_summary,
     "trim-vs-gdb": table_trim_vs_gdb,
     "pool-vs-reset": lambda: table_pool_vs_reset("pool-vs-reset.txt"),

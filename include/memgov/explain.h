@@ -66,6 +66,8 @@ typedef enum ExplainPart {
         PART_POOL,            /* the InnoDB buffer pool */
         PART_SERVER_OTHER,    /* what else the server counts (caches, dictionary, its own buffers) */
         PART_SESSIONS,        /* what the sessions hold */
+        PART_IN_USE_UNCOUNTED, /* in use by the allocator's count, not by the server's: memory outside its
+                                * instruments (a library, a plugin, what they do not track) */
         PART_ALLOCATOR_FREE,  /* free memory the allocator holds */
         PART_UNACCOUNTED,     /* the rest of the server's anonymous memory */
         _PART_MAX,

@@ -49,6 +49,7 @@ typedef unsigned PlotEventKind;
 #define PLOT_RGB_PART_POOL            0xc6dbef
 #define PLOT_RGB_PART_SERVER_OTHER    0xd4ead0
 #define PLOT_RGB_PART_SESSIONS        0xfdd9b5
+#define PLOT_RGB_PART_IN_USE_UNCOUNTED 0xe6d3c3
 #define PLOT_RGB_PART_ALLOCATOR_FREE  0xf7c6c7
 #define PLOT_RGB_PART_UNACCOUNTED     0xf5f0c8
 

@@ -17,6 +17,7 @@ static const struct {
         [PART_POOL] = { "buffer_pool", "buffer pool" },
         [PART_SERVER_OTHER] = { "server_other", "server, other" },
         [PART_SESSIONS] = { "sessions", "sessions" },
+        [PART_IN_USE_UNCOUNTED] = { "in_use_uncounted", "in use, uncounted" },
         [PART_ALLOCATOR_FREE] = { "allocator_free", "allocator free" },
         [PART_UNACCOUNTED] = { "unaccounted", "unaccounted" },
 };
@@ -87,6 +88,7 @@ static void split(const ExplainInput *in, Explanation *e) {
                 set(e, PART_SESSIONS, claim(in->sessions_total, &left, &e->overcounted));
         if (in->has_allocator)
                 set(e, PART_ALLOCATOR_FREE, claim(in->allocator.free, &left, &e->overcounted));
+        uint64_t counted = in->has_sessions ? in->sessions_total : 0;
         if (in->has_accounted) {
                 /* The server's own count comes last: the allocator's figures are measured, the
                  * server's bookkeeping may run ahead (seen: MariaDB 11.8's Memory_used 561M with
@@ -100,7 +102,11 @@ static void split(const ExplainInput *in, Explanation *e) {
                         other = MIN(other, cap);
                 }
                 set(e, PART_SERVER_OTHER, claim(other, &left, &e->overcounted));
+                counted += other;
         }
+        /* What the allocator has in use beyond all the server counts: outside its instruments. */
+        if (in->has_allocator && (in->has_accounted || in->has_sessions))
+                set(e, PART_IN_USE_UNCOUNTED, claim(SUB_CLAMP(in->allocator.in_use, counted), &left, &e->overcounted));
         set(e, PART_UNACCOUNTED, left);
 }
 
