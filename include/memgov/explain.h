@@ -82,6 +82,7 @@ typedef enum FindingKind {
         FINDING_POOL_TOO_LARGE,
         FINDING_STORM_RISK,
         FINDING_PRESSURE_LISTENER_IDLE,
+        FINDING_UNCOUNTED_IN_USE,
         _FINDING_KIND_MAX,
 } FindingKind;
 

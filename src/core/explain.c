@@ -36,6 +36,7 @@ static const char *const finding_names[_FINDING_KIND_MAX] = {
         [FINDING_POOL_TOO_LARGE] = "pool-too-large",
         [FINDING_STORM_RISK] = "storm-risk",
         [FINDING_PRESSURE_LISTENER_IDLE] = "pressure-listener-idle",
+        [FINDING_UNCOUNTED_IN_USE] = "uncounted-in-use",
 };
 
 const char *finding_kind_to_string(FindingKind k) {
@@ -301,6 +302,31 @@ static void rule_pressure_listener(const ExplainInput *in, Explanation *e) {
                  (unsigned long long) half, format_bytes(b2, half));
 }
 
+static void rule_uncounted(const ExplainInput *in, Explanation *e) {
+        uint64_t v = e->parts[PART_IN_USE_UNCOUNTED];
+        if (!e->has[PART_IN_USE_UNCOUNTED] || !significant(e, v))
+                return;
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], pc[16];
+        Finding *f = add(e, FINDING_UNCOUNTED_IN_USE);
+        snprintf(f->evidence, sizeof(f->evidence),
+                 "the allocator has %s in use that the server does not count (%s of %s; %s says %s in use)",
+                 format_bytes(b1, v), percent(pc, v, e->total), e->total_source, in->allocator.source,
+                 format_bytes(b2, in->allocator.in_use));
+        if (in->flavor == SERVER_MYSQL)
+                snprintf(f->fix, sizeof(f->fix),
+                         "memory outside performance_schema's instruments: turn them all on to see whose it is\n"
+                         "  performance-schema-instrument = 'memory/%%=ON'   (in the option file; a restart)\n"
+                         "then SELECT EVENT_NAME, CURRENT_NUMBER_OF_BYTES_USED FROM "
+                         "performance_schema.memory_summary_global_by_event_name ORDER BY 2 DESC LIMIT 10. "
+                         "If it grows with no instrument to show it, it is a library's or a plugin's: "
+                         "record a trace (memgov run --record) and see it grow in memgov plot.");
+        else
+                snprintf(f->fix, sizeof(f->fix),
+                         "memory the server's own count (Memory_used) does not track: a storage engine's, a "
+                         "plugin's or a library's. If it grows, record a trace (memgov run --record) and see it "
+                         "grow in memgov plot; restarting the server gives it back.");
+}
+
 void explain(const ExplainInput *in, const char *unit, Explanation *ret) {
         assert(in);
         assert(ret);
@@ -313,6 +339,7 @@ void explain(const ExplainInput *in, const char *unit, Explanation *ret) {
         rule_pool(in, ret);
         rule_storm(in, ret);
         rule_pressure_listener(in, ret);
+        rule_uncounted(in, ret);
 }
 
 void explain_input_from_sample(ExplainInput *in, const Sample *s) {

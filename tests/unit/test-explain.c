@@ -273,6 +273,25 @@ static void test_pressure_listener(void **state) {
         assert_null(find(&e, FINDING_PRESSURE_LISTENER_IDLE));
 }
 
+/* The allocator has more in use than the server counts: memory outside its instruments. */
+static void test_uncounted_in_use(void **state) {
+        ExplainInput in = mariadb();
+        Explanation e;
+        explain(&in, NULL, &e);
+        /* 20M uncounted: under a tenth */
+        assert_null(find(&e, FINDING_UNCOUNTED_IN_USE));
+        in.allocator.in_use = 300 * M;
+        in.allocator.free = 50 * M;
+        in.flavor = SERVER_MYSQL;
+        explain(&in, NULL, &e);
+        assert_int_equal(e.parts[PART_IN_USE_UNCOUNTED], 150 * M);
+        assert_int_equal(sum(&e), e.total);
+        const Finding *f = must(&e, FINDING_UNCOUNTED_IN_USE);
+        assert_false(f->gives_back_known);
+        assert_non_null(strstr(f->fix, "memory/%=ON"));
+        assert_non_null(strstr(f->evidence, "150M in use that the server does not count"));
+}
+
 /* The daemon's: the server's own figures as last measured, the cgroup's from a newer sample. */
 static void test_from_sample(void **state) {
         ExplainInput in = mariadb();
@@ -316,7 +335,7 @@ int main(void) {
                 cmocka_unit_test(test_allocator_retention), cmocka_unit_test(test_session_growth),
                 cmocka_unit_test(test_pool_too_large),      cmocka_unit_test(test_storm_risk),
                 cmocka_unit_test(test_pressure_listener),   cmocka_unit_test(test_names),
-                cmocka_unit_test(test_from_sample),
+                cmocka_unit_test(test_from_sample),         cmocka_unit_test(test_uncounted_in_use),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
