@@ -40,7 +40,7 @@ cleanup() {
 trap cleanup EXIT
 : >"$out"
 say() { echo "$*"; echo "$*" >>"$out"; }
-say "# bench/allocators.sh: $(mariadbd --version | cut -d' ' -f2-4); $(nproc) cores; $loops loops of" \
+say "# bench/allocators.sh: MariaDB $(mariadbd --version | sed -n 's/.*Ver \([^ ]*\).*/\1/p'); $(nproc) cores; $loops loops of" \
     "oltp_read_write at ${users[*]} users, ${step} s each; $tables tables of $rows rows; pool ${pool_mib}M;" \
     "memgov $(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)"
 
@@ -92,5 +92,5 @@ print(e["parts"].get("allocator_free", 0), a.get("free_listed", 0),
         say "allocator=$allocator trim=$fn rss_before=$before rss_after=$after trim_freed=$((before > after ? before - after : 0))"
         mariadb_stop
         rm -rf "$dir"
-        dir=
+        dir= MARIADB_DIR=
 done

@@ -246,7 +246,7 @@ def table_allocators():
         said += "; " + (", ".join(findings) if findings else "no finding")
         out.append(f"| {a} | {' → '.join(mib(x['rss']) for x in ls)} | {tps:.0f} ({tps / base_tps:.2f}x) | "
                    f"{p99:.0f} ms | {mib(runs[a]['trim_freed'])} | {said} |")
-    header = t.splitlines()[0].lstrip("# ")
+    header = re.sub(r"\s+Ver\s+", " MariaDB ", t.splitlines()[0].lstrip("# "))
     out += ["", f"One invocation, the allocators in turn: {header}."]
     return out
 

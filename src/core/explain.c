@@ -153,7 +153,8 @@ static void rule_allocator(const ExplainInput *in, const char *unit, Explanation
                          "  Environment=\"MALLOC_CONF=background_thread:true,dirty_decay_ms:5000,muzzy_decay_ms:5000\"\n"
                          "then restart it (Debian: apt install libjemalloc2). Or, with no new library, "
                          "Environment=\"MALLOC_ARENA_MAX=2\" (fewer arenas to hold free memory; a published "
-                         "comparison measured 4%% fewer queries a second). Until then `memgov trim` gives it back.",
+                         "comparison measured 4%% fewer queries a second). Until then `memgov trim` gives back "
+                         "what of it lies in whole free pages (large freed blocks; little of small scattered ones).",
                          u);
                 break;
         case ALLOCATOR_TCMALLOC:

@@ -23,6 +23,8 @@ static const struct {
         { "unevictable", offsetof(MemoryStat, unevictable) },
         { "slab", offsetof(MemoryStat, slab) },
         { "sock", offsetof(MemoryStat, sock) },
+        { "kernel_stack", offsetof(MemoryStat, kernel_stack) },
+        { "pagetables", offsetof(MemoryStat, pagetables) },
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
