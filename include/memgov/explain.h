@@ -120,3 +120,7 @@ void explain(const ExplainInput *in, const char *unit, Explanation *ret);
  * to the sample's memory.current. Without the cgroup in the sample, the process's resident set
  * less its anonymous memory counts as page cache (a sample does not tell shared memory apart). */
 void explain_input_from_sample(ExplainInput *in, const Sample *s);
+
+/* A trace's sample alone (replay, plot): its figures split as explain() does; false when the
+ * sample has none of the server's or the allocator's (a trace the daemon did not record). */
+bool explain_sample(const Sample *s, Explanation *ret);

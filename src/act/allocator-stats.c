@@ -107,8 +107,8 @@ static int read_tcmalloc(Caller *c) {
         /* heap_size counts the pages given back (unmapped) too. The free rest: the page heap's free
          * pages (what ReleaseFreeMemory gives back) and the caches' free objects. */
         c->stats->in_use = allocated;
-        c->stats->heap = heap > unmapped ? heap - unmapped : 0;
-        c->stats->free = c->stats->heap > allocated ? c->stats->heap - allocated : 0;
+        c->stats->heap = SUB_CLAMP(heap, unmapped);
+        c->stats->free = SUB_CLAMP(c->stats->heap, allocated);
         c->stats->free_listed = c->stats->free;
         c->stats->releasable = pageheap_free;
         return 0;
@@ -169,7 +169,7 @@ static int read_jemalloc(Caller *c) {
                 return r;
         c->stats->in_use = allocated;
         c->stats->heap = resident;
-        c->stats->free = resident > allocated + metadata ? resident - allocated - metadata : 0;
+        c->stats->free = SUB_CLAMP(resident, allocated + metadata);
         c->stats->free_listed = c->stats->free;
         c->stats->releasable = (pdirty + pmuzzy) * page;
         return 0;

@@ -236,16 +236,11 @@ void plot_feed_step(PlotFeed *pf, const Sample *s, const EngineOutput *out) {
         pt.value[PLOT_BUDGET] = out->budget;
         pt.value[PLOT_ETA] = out->trend_valid ? out->eta : USEC_INFINITY;
         /* A trace with memgov explain's figures: its parts, split again at each sample. */
-        if (s->has & (SAMPLE_HAS_SERVER_MEMORY | SAMPLE_HAS_ALLOCATOR)) {
-                ExplainInput in = {};
-                Explanation e;
-                explain_input_from_sample(&in, s);
-                explain(&in, NULL, &e);
-                if (e.total_source) {
-                        pt.has_parts = true;
-                        for (ExplainPart q = 0; q < _PART_MAX; q++)
-                                pt.part[q] = e.has[q] ? e.parts[q] : 0;
-                }
+        Explanation e;
+        if (explain_sample(s, &e)) {
+                pt.has_parts = true;
+                for (ExplainPart q = 0; q < _PART_MAX; q++)
+                        pt.part[q] = e.has[q] ? e.parts[q] : 0;
         }
         (void) plot_add_sample(pf->plot, &pt);
 

@@ -384,3 +384,12 @@ void explain_input_from_sample(ExplainInput *in, const Sample *s) {
                         in->allocator.source = "the allocator";
         }
 }
+
+bool explain_sample(const Sample *s, Explanation *ret) {
+        if (!(s->has & (SAMPLE_HAS_SERVER_MEMORY | SAMPLE_HAS_ALLOCATOR)))
+                return false;
+        ExplainInput in = {};
+        explain_input_from_sample(&in, s);
+        explain(&in, NULL, ret);
+        return ret->total_source != NULL;
+}

@@ -87,13 +87,8 @@ void replay_summary_add(ReplaySummary *s, const EngineOutput *out) {
 }
 
 void replay_summary_add_sample(ReplaySummary *s, const Sample *sample) {
-        if (!(sample->has & SAMPLE_HAS_ALLOCATOR))
-                return;
-        ExplainInput in = {};
         Explanation e;
-        explain_input_from_sample(&in, sample);
-        explain(&in, NULL, &e);
-        if (!e.total_source)
+        if (!(sample->has & SAMPLE_HAS_ALLOCATOR) || !explain_sample(sample, &e))
                 return;
         s->explained = true;
         s->end_free = e.parts[PART_ALLOCATOR_FREE];
