@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <sys/types.h>
+
 #include "memgov/allocator-stats.h"
 #include "memgov/parse-cgroup.h"
 #include "memgov/sample.h"
@@ -17,6 +19,19 @@ typedef enum ServerFlavor {
         SERVER_MYSQL,
         _SERVER_FLAVOR_MAX,
 } ServerFlavor;
+
+/* Whether the server can arm a PSI trigger on its cgroup's memory.pressure, as MariaDB's pressure
+ * listener does once, at startup: by writing to the file, as the server sees it. */
+typedef enum PressureAccess {
+        PRESSURE_ACCESS_UNKNOWN,   /* not measured */
+        PRESSURE_ACCESS_WRITABLE,
+        PRESSURE_ACCESS_NO_FILE,   /* none where the server looks (no PSI, no cgroup v2 mounted there) */
+        PRESSURE_ACCESS_READ_ONLY, /* its cgroup file system is mounted read-only (Docker's default) */
+        PRESSURE_ACCESS_DENIED,    /* its ids and capabilities do not let it write the file */
+        _PRESSURE_ACCESS_MAX,
+} PressureAccess;
+
+const char *pressure_access_to_string(PressureAccess a); /* "read-only" */
 
 /* What was measured. A figure is used only with its has_ flag. */
 typedef struct ExplainInput {
@@ -50,6 +65,10 @@ typedef struct ExplainInput {
         uint64_t max_connections, per_connection, connected; /* per_connection: its buffers, at most */
         bool has_auto_min;   /* MariaDB's pressure listener (10.11.12, 11.4.6, 11.8.2 and later) */
         uint64_t auto_min;   /* innodb_buffer_pool_size_auto_min */
+        PressureAccess pressure_access;
+        uid_t pressure_owner, server_uid; /* the file's owner, the server's file-system uid */
+        unsigned pressure_mode;           /* the file's permission bits */
+        char pressure_path[256];          /* the file, as memgov reaches it ("" when not known) */
         bool has_limits;     /* the server's own session memory limit */
         uint64_t session_limit; /* max_session_mem_used, connection_memory_limit (if tracked) */
         /* the allocator (an injected call) */

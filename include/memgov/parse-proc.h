@@ -20,12 +20,18 @@ typedef enum CapSet {
 
 const char *cap_set_to_string(CapSet c); /* "effective" */
 
+#define PROC_GROUPS_MAX 32
+
 typedef struct ProcStatus {
         char name[64];
         char state;
         pid_t tgid, ppid, tracer_pid;
         pid_t nspid; /* the PID in the process's own (innermost) PID namespace */
-        uid_t ruid, euid;
+        uid_t ruid, euid, fsuid;   /* fsuid: what file access is checked against (euid when not listed) */
+        gid_t fsgid;               /* likewise; 0 when the file lists no Gid line */
+        gid_t groups[PROC_GROUPS_MAX]; /* the supplementary groups, the first PROC_GROUPS_MAX */
+        unsigned n_groups;
+        bool groups_truncated;
         uint64_t vm_rss, rss_anon, rss_file, rss_shmem, vm_swap; /* bytes */
         unsigned threads;
         int seccomp;       /* 0 off, 1 strict, 2 filter, -1 unknown */

@@ -7,12 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "allocator-stats.h"
 #include "explain-gather.h"
 #include "memgov/fileio.h"
 #include "memgov/maps-reader.h"
+#include "memgov/proc-access.h"
 #include "memgov/session-memory.h"
 #include "memgov/sql.h"
 #include "memgov/strutil.h"
@@ -253,6 +257,83 @@ static void gather_sql(const ExplainTarget *t, const Policy *p, ExplainInput *in
         gather_sessions(&c, in, notes, size);
 }
 
+/* procfs paths the way target.c names them: relative to proc_fd, or absolute with AT_FDCWD. */
+static void proc_name(const ExplainTarget *t, const char *pid, const char *name, char *buf, size_t size) {
+        snprintf(buf, size, "%s%s/%s", t->proc_fd == AT_FDCWD ? "/proc/" : "", pid, name);
+}
+
+/* Can the server arm a trigger on its cgroup's memory.pressure, as MariaDB's listener does at
+ * startup: the file where the server looks (its /sys/fs/cgroup, at its cgroup as its own
+ * namespace names it: "/" in a cgroup namespace of its own), by its ids and capabilities, on
+ * the mount it sees. Only metadata is read (O_PATH), resolved inside the server's root. */
+static void gather_pressure(const ExplainTarget *t, ExplainInput *in, char *notes, size_t size) {
+        char pid[16], a[64], b[64], ns_self[64], ns_server[64], path[PATH_MAX + 32];
+        ProcStatus st;
+        ProcCgroup *pc = malloc(sizeof(ProcCgroup));
+        int r;
+        if (!pc)
+                return;
+        snprintf(pid, sizeof(pid), "%d", (int) t->pid);
+        if ((r = proc_read_status(t->proc_fd, t->pid, &st)) < 0 || (r = proc_read_cgroup(t->proc_fd, t->pid, pc)) < 0) {
+                note(notes, size, "memory.pressure: process %d: %s", (int) t->pid, strerror(-r));
+                goto out;
+        }
+        in->server_uid = st.fsuid;
+        if (!pc->has_unified) {
+                in->pressure_access = PRESSURE_ACCESS_NO_FILE;
+                goto out;
+        }
+        proc_name(t, "self", "ns/cgroup", a, sizeof(a));
+        proc_name(t, pid, "ns/cgroup", b, sizeof(b));
+        ssize_t n1 = readlinkat(t->proc_fd, a, ns_self, sizeof(ns_self) - 1);
+        ssize_t n2 = readlinkat(t->proc_fd, b, ns_server, sizeof(ns_server) - 1);
+        if (n1 < 0 || n2 < 0) {
+                note(notes, size, "memory.pressure: the cgroup namespaces: %s", strerror(errno));
+                goto out;
+        }
+        ns_self[n1] = ns_server[n2] = '\0';
+        const bool own_ns = !streq(ns_self, ns_server);
+        snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.pressure",
+                 own_ns || streq(pc->unified, "/") ? "" : pc->unified);
+        proc_name(t, pid, "root", a, sizeof(a));
+        int root = openat(t->proc_fd, a, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0) {
+                note(notes, size, "memory.pressure: the server's root: %s", strerror(errno));
+                goto out;
+        }
+        int fd = open_in_root(root, path, O_PATH, false);
+        close(root);
+        if (fd == -ENOENT || fd == -ENOTDIR) {
+                in->pressure_access = PRESSURE_ACCESS_NO_FILE;
+                goto out;
+        }
+        if (fd < 0) {
+                note(notes, size, "memory.pressure: %s: %s", path, strerror(-fd));
+                goto out;
+        }
+        struct stat fs;
+        struct statfs sfs;
+        if (fstat(fd, &fs) < 0 || fstatfs(fd, &sfs) < 0) {
+                note(notes, size, "memory.pressure: %s: %s", path, strerror(errno));
+                close(fd);
+                goto out;
+        }
+        close(fd);
+        in->pressure_owner = fs.st_uid;
+        in->pressure_mode = fs.st_mode & 07777;
+        if (!own_ns && t->cgroup && t->cgroup[0] == '/')
+                snprintf(in->pressure_path, sizeof(in->pressure_path), "/sys/fs/cgroup%s/memory.pressure",
+                         streq(t->cgroup, "/") ? "" : t->cgroup);
+        if (sfs.f_flags & ST_RDONLY)
+                in->pressure_access = PRESSURE_ACCESS_READ_ONLY;
+        else if (!proc_may_write(&st, fs.st_uid, fs.st_gid, fs.st_mode))
+                in->pressure_access = PRESSURE_ACCESS_DENIED;
+        else
+                in->pressure_access = PRESSURE_ACCESS_WRITABLE;
+out:
+        free(pc);
+}
+
 static void gather_allocator(const ExplainTarget *t, ExplainInput *in, char *notes, size_t size) {
         char why[512];
         if (t->pid <= 0)
@@ -276,6 +357,8 @@ int explain_gather(const ExplainTarget *t, const Policy *p, bool allocator, Expl
         if (!ret->has_cgroup && !ret->has_process)
                 return -ENODATA;
         gather_sql(t, p, ret, notes, notes_size);
+        if (ret->flavor == SERVER_MARIADB && ret->has_auto_min && t->pid > 0)
+                gather_pressure(t, ret, notes, notes_size);
         if (allocator)
                 gather_allocator(t, ret, notes, notes_size);
         return 0;

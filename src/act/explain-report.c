@@ -46,6 +46,19 @@ json_object *explanation_json(pid_t pid, const char *comm, const char *cgroup, c
                 json_object_object_add(d, "pagetables", json_object_new_uint64(in->stat.pagetables));
                 json_object_object_add(o, "kernel", d);
         }
+        /* MariaDB's pressure listener: can the server arm its trigger (the file as it sees it) */
+        if (in->pressure_access != PRESSURE_ACCESS_UNKNOWN) {
+                json_object *d = json_object_new_object();
+                json_object_object_add(d, "access", json_object_new_string(pressure_access_to_string(in->pressure_access)));
+                json_object_object_add(d, "server_uid", json_object_new_uint64(in->server_uid));
+                if (in->pressure_access != PRESSURE_ACCESS_NO_FILE) {
+                        json_object_object_add(d, "owner_uid", json_object_new_uint64(in->pressure_owner));
+                        json_object_object_add(d, "mode", json_object_new_int((int) in->pressure_mode));
+                }
+                if (in->pressure_path[0])
+                        json_object_object_add(d, "path", json_object_new_string(in->pressure_path));
+                json_object_object_add(o, "memory_pressure", d);
+        }
         json_object_object_add(o, "overcounted", json_object_new_uint64(e->overcounted));
         json_object_object_add(o, "server_count_excess", json_object_new_uint64(e->server_count_excess));
         if (in->has_accounted)

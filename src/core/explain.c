@@ -284,23 +284,98 @@ static void rule_storm(const ExplainInput *in, Explanation *e) {
                  (unsigned long long) fit);
 }
 
-static void rule_pressure_listener(const ExplainInput *in, Explanation *e) {
+static const char *const pressure_access_names[_PRESSURE_ACCESS_MAX] = {
+        [PRESSURE_ACCESS_UNKNOWN] = "unknown",     [PRESSURE_ACCESS_WRITABLE] = "writable",
+        [PRESSURE_ACCESS_NO_FILE] = "no-file",     [PRESSURE_ACCESS_READ_ONLY] = "read-only",
+        [PRESSURE_ACCESS_DENIED] = "denied",
+};
+
+const char *pressure_access_to_string(PressureAccess a) {
+        return a < _PRESSURE_ACCESS_MAX ? pressure_access_names[a] : NULL;
+}
+
+/* Why the listener cannot arm its trigger, and what lets it: "" when nothing stops it. */
+static void pressure_blocked(const ExplainInput *in, const char *unit, char *why, size_t why_size, char *fix,
+                             size_t fix_size) {
+        why[0] = fix[0] = '\0';
+        switch (in->pressure_access) {
+        case PRESSURE_ACCESS_DENIED:
+                snprintf(why, why_size,
+                         "the server (uid %u) cannot write its cgroup's memory.pressure (owner uid %u, mode %03o), "
+                         "where the listener arms its trigger at startup: it never started",
+                         (unsigned) in->server_uid, (unsigned) in->pressure_owner, in->pressure_mode & 0777);
+                if (unit && in->pressure_path[0])
+                        snprintf(fix, fix_size,
+                                 "let it write the file before it starts: `systemctl edit %s`\n"
+                                 "  [Service]\n"
+                                 "  ExecStartPre=+/bin/chown %u %s\n"
+                                 "then restart it",
+                                 unit, (unsigned) in->server_uid, in->pressure_path);
+                else
+                        snprintf(fix, fix_size,
+                                 "give uid %u write access to %s before the server starts (a cgroup delegated to "
+                                 "it), then restart it",
+                                 (unsigned) in->server_uid, in->pressure_path[0] ? in->pressure_path : "its memory.pressure");
+                break;
+        case PRESSURE_ACCESS_READ_ONLY:
+                snprintf(why, why_size,
+                         "the server's cgroup file system is mounted read-only (a container runtime's default), so "
+                         "the listener cannot arm its trigger on memory.pressure: it never started");
+                snprintf(fix, fix_size,
+                         "mount the container's own cgroup read-write (its runtime's option), or leave the pool "
+                         "to memgov's pool step");
+                break;
+        case PRESSURE_ACCESS_NO_FILE:
+                snprintf(why, why_size,
+                         "the server finds no memory.pressure in its cgroup (a kernel without PSI, or booted with "
+                         "psi=0, or no cgroup v2 file system where it looks): the listener never started");
+                snprintf(fix, fix_size, "boot the kernel with psi=1 on cgroup v2, or leave the pool to memgov's pool step");
+                break;
+        default:
+                break;
+        }
+}
+
+static void rule_pressure_listener(const ExplainInput *in, const char *unit, Explanation *e) {
         uint64_t pool = pool_configured(in);
-        if (in->flavor != SERVER_MARIADB || !in->has_auto_min || !in->has_pool || in->auto_min < pool ||
-            !significant(e, pool))
+        if (in->flavor != SERVER_MARIADB || !in->has_auto_min || !in->has_pool || !significant(e, pool))
                 return;
-        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX];
+        char why[384], blocked_fix[FINDING_TEXT_MAX / 2];
+        pressure_blocked(in, unit, why, sizeof(why), blocked_fix, sizeof(blocked_fix));
+        const bool at_default = in->auto_min >= pool;
+        if (!at_default && !why[0])
+                return;
+
+        char b1[FORMAT_BYTES_MAX], b2[FORMAT_BYTES_MAX], auto_min_fix[256] = "";
         uint64_t half = round_down(pool / 2, in->pool_unit ? in->pool_unit : UINT64_C(1) << 20);
+        if (at_default)
+                snprintf(auto_min_fix, sizeof(auto_min_fix),
+                         "  SET GLOBAL innodb_buffer_pool_size_auto_min = %llu;  -- %s: the pool may halve under pressure",
+                         (unsigned long long) half, format_bytes(b2, half));
         Finding *f = add(e, FINDING_PRESSURE_LISTENER_IDLE);
-        snprintf(f->evidence, sizeof(f->evidence),
-                 "innodb_buffer_pool_size_auto_min is %s, not below the pool's %s: MariaDB's memory pressure "
-                 "listener shrinks the pool toward it, so it does nothing",
-                 format_bytes(b1, in->auto_min), format_bytes(b2, pool));
-        snprintf(f->fix, sizeof(f->fix),
-                 "  SET GLOBAL innodb_buffer_pool_size_auto_min = %llu;  -- %s: the pool may halve under pressure\n"
-                 "(it works only where the server can write its cgroup's memory.pressure; it never grows the "
-                 "pool back by itself)",
-                 (unsigned long long) half, format_bytes(b2, half));
+        if (why[0] && at_default)
+                snprintf(f->evidence, sizeof(f->evidence),
+                         "%s; and innodb_buffer_pool_size_auto_min is %s, not below the pool's %s, so even started "
+                         "it would do nothing",
+                         why, format_bytes(b1, in->auto_min), format_bytes(b2, pool));
+        else if (why[0])
+                snprintf(f->evidence, sizeof(f->evidence), "%s (innodb_buffer_pool_size_auto_min is %s)", why,
+                         format_bytes(b1, in->auto_min));
+        else
+                snprintf(f->evidence, sizeof(f->evidence),
+                         "innodb_buffer_pool_size_auto_min is %s, not below the pool's %s: MariaDB's memory pressure "
+                         "listener shrinks the pool toward it, so it does nothing",
+                         format_bytes(b1, in->auto_min), format_bytes(b2, pool));
+        if (why[0] && at_default)
+                snprintf(f->fix, sizeof(f->fix), "%s; and\n%s\n(it never grows the pool back by itself)", blocked_fix,
+                         auto_min_fix);
+        else if (why[0])
+                snprintf(f->fix, sizeof(f->fix), "%s", blocked_fix);
+        else
+                snprintf(f->fix, sizeof(f->fix),
+                         "%s\n(it works only where the server can write its cgroup's memory.pressure%s; it never "
+                         "grows the pool back by itself)",
+                         auto_min_fix, in->pressure_access == PRESSURE_ACCESS_WRITABLE ? ", as it can here" : "");
 }
 
 static void rule_uncounted(const ExplainInput *in, Explanation *e) {
@@ -339,7 +414,7 @@ void explain(const ExplainInput *in, const char *unit, Explanation *ret) {
         rule_sessions(in, ret);
         rule_pool(in, ret);
         rule_storm(in, ret);
-        rule_pressure_listener(in, ret);
+        rule_pressure_listener(in, unit, ret);
         rule_uncounted(in, ret);
 }
 

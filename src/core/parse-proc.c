@@ -137,8 +137,35 @@ int parse_proc_status(const char *buf, size_t len, ProcStatus *ret) {
                         s.ruid = (uid_t) id;
                         if (!span_next_field(&v, " \t", &f) || span_to_pid(f, &id) < 0)
                                 return -EBADMSG;
-                        s.euid = (uid_t) id;
+                        s.euid = s.fsuid = (uid_t) id;
+                        /* saved, then the file-system uid (absent from no kernel since 2.6, but optional here) */
+                        if (span_next_field(&v, " \t", &f) && span_next_field(&v, " \t", &f)) {
+                                if (span_to_pid(f, &id) < 0)
+                                        return -EBADMSG;
+                                s.fsuid = (uid_t) id;
+                        }
                         seen |= STATUS_UID;
+                } else if (span_eq(key, "Gid")) {
+                        /* real, effective, saved, file system: the last is what file access checks */
+                        Span f, last = {};
+                        unsigned n = 0;
+                        pid_t id;
+                        while (span_next_field(&v, " \t", &f))
+                                last = f, n++;
+                        if (n == 0 || span_to_pid(last, &id) < 0)
+                                return -EBADMSG;
+                        s.fsgid = (gid_t) id;
+                } else if (span_eq(key, "Groups")) {
+                        Span f;
+                        pid_t id;
+                        while (span_next_field(&v, " \t", &f)) {
+                                if (span_to_pid(f, &id) < 0)
+                                        return -EBADMSG;
+                                if (s.n_groups < PROC_GROUPS_MAX)
+                                        s.groups[s.n_groups++] = (gid_t) id;
+                                else
+                                        s.groups_truncated = true;
+                        }
                 } else if (span_eq(key, "NSpid")) {
                         /* One PID per nested namespace, outermost first: keep the last. */
                         Span f;

@@ -273,6 +273,65 @@ static void test_pressure_listener(void **state) {
         assert_null(find(&e, FINDING_PRESSURE_LISTENER_IDLE));
 }
 
+/* The listener set up (auto_min under the pool) but unable to arm its trigger: each reason has its
+ * own evidence and fix; a writable file with auto_min set is nothing to say. */
+static void test_pressure_listener_blocked(void **state) {
+        ExplainInput in = mariadb();
+        in.has_auto_min = true;
+        in.auto_min = 200 * M;
+        in.server_uid = 106;
+        in.pressure_owner = 0;
+        in.pressure_mode = 0644;
+        snprintf(in.pressure_path, sizeof(in.pressure_path), "/sys/fs/cgroup/system.slice/mariadb.service/memory.pressure");
+        Explanation e;
+
+        in.pressure_access = PRESSURE_ACCESS_WRITABLE;
+        explain(&in, "mariadb.service", &e);
+        assert_null(find(&e, FINDING_PRESSURE_LISTENER_IDLE));
+
+        in.pressure_access = PRESSURE_ACCESS_DENIED;
+        explain(&in, "mariadb.service", &e);
+        const Finding *f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_non_null(strstr(f->evidence, "the server (uid 106) cannot write its cgroup's memory.pressure (owner uid 0, mode 644)"));
+        assert_non_null(strstr(f->fix, "systemctl edit mariadb.service"));
+        assert_non_null(strstr(f->fix, "ExecStartPre=+/bin/chown 106 /sys/fs/cgroup/system.slice/mariadb.service/memory.pressure"));
+        assert_null(strstr(f->fix, "SET GLOBAL"));
+        /* no unit: the file and the uid, no drop-in */
+        explain(&in, NULL, &e);
+        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_null(strstr(f->fix, "ExecStartPre"));
+        assert_non_null(strstr(f->fix, "uid 106"));
+
+        in.pressure_access = PRESSURE_ACCESS_READ_ONLY;
+        explain(&in, "mariadb.service", &e);
+        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_non_null(strstr(f->evidence, "mounted read-only"));
+        assert_null(strstr(f->fix, "ExecStartPre"));
+
+        in.pressure_access = PRESSURE_ACCESS_NO_FILE;
+        explain(&in, "mariadb.service", &e);
+        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_non_null(strstr(f->evidence, "finds no memory.pressure"));
+
+        /* both: blocked and auto_min at its default, one finding with both fixes */
+        in.pressure_access = PRESSURE_ACCESS_DENIED;
+        in.auto_min = UINT64_C(8) << 40;
+        explain(&in, "mariadb.service", &e);
+        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_non_null(strstr(f->evidence, "so even started it would do nothing"));
+        assert_non_null(strstr(f->fix, "ExecStartPre=+/bin/chown 106"));
+        assert_non_null(strstr(f->fix, "innodb_buffer_pool_size_auto_min = 209715200"));
+        unsigned n = 0;
+        for (unsigned i = 0; i < e.n_findings; i++)
+                n += e.findings[i].kind == FINDING_PRESSURE_LISTENER_IDLE;
+        assert_int_equal(n, 1);
+
+        /* names */
+        for (PressureAccess a = 0; a < _PRESSURE_ACCESS_MAX; a++)
+                assert_non_null(pressure_access_to_string(a));
+        assert_null(pressure_access_to_string(_PRESSURE_ACCESS_MAX));
+}
+
 /* The allocator has more in use than the server counts: memory outside its instruments. */
 static void test_uncounted_in_use(void **state) {
         ExplainInput in = mariadb();
@@ -334,7 +393,7 @@ int main(void) {
                 cmocka_unit_test(test_overcounted),         cmocka_unit_test(test_nothing),
                 cmocka_unit_test(test_allocator_retention), cmocka_unit_test(test_session_growth),
                 cmocka_unit_test(test_pool_too_large),      cmocka_unit_test(test_storm_risk),
-                cmocka_unit_test(test_pressure_listener),   cmocka_unit_test(test_names),
+                cmocka_unit_test(test_pressure_listener),   cmocka_unit_test(test_pressure_listener_blocked),   cmocka_unit_test(test_names),
                 cmocka_unit_test(test_from_sample),         cmocka_unit_test(test_uncounted_in_use),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

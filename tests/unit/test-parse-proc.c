@@ -2,6 +2,7 @@
 #include "test-util.h"
 
 #include "memgov/parse-proc.h"
+#include "memgov/proc-access.h"
 
 /* Every proper prefix of a real file is either parsed or refused cleanly, never read past. */
 static void check_prefixes(const char *buf, size_t len, int (*parse)(const char *, size_t, void *), void *ret) {
@@ -82,6 +83,39 @@ static void test_status_synthetic(void **state) {
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 assert_true(parse_proc_status(bad[i], strlen(bad[i]), &s) < 0);
+
+        /* The ids file access is checked against: the fourth Uid and Gid fields, and the groups. */
+        const char ids[] = "Name:\tmariadbd\nState:\tS\nTgid:\t9\nPPid:\t1\nTracerPid:\t0\nUid:\t106\t106\t106\t107\n"
+                           "Gid:\t111\t111\t111\t112\nGroups:\t4 24 1000 \nThreads:\t1\nCapEff:\t0000000000000000\n";
+        assert_int_equal(parse_proc_status(ids, strlen(ids), &s), 0);
+        assert_int_equal(s.euid, 106);
+        assert_int_equal(s.fsuid, 107);
+        assert_int_equal(s.fsgid, 112);
+        assert_int_equal(s.n_groups, 3);
+        assert_int_equal(s.groups[2], 1000);
+        assert_false(s.groups_truncated);
+        /* what it may write: owner bits for its fsuid, group bits for its groups, the rest others' */
+        assert_true(proc_may_write(&s, 107, 0, 0600));
+        assert_false(proc_may_write(&s, 107, 112, 0460)); /* the owner's bits, even where the group's allow */
+        assert_false(proc_may_write(&s, 106, 0, 0644));   /* euid is not what the kernel checks */
+        assert_true(proc_may_write(&s, 0, 24, 0664));
+        assert_true(proc_may_write(&s, 0, 112, 0620));
+        assert_false(proc_may_write(&s, 0, 0, 0644));
+        assert_true(proc_may_write(&s, 0, 0, 0646));
+        s.cap[CAP_SET_EFFECTIVE] = UINT64_C(1) << 1; /* CAP_DAC_OVERRIDE */
+        assert_true(proc_may_write(&s, 0, 0, 0444));
+        s.cap_seen = 0;
+        assert_false(proc_may_write(&s, 0, 0, 0444));
+        /* more groups than kept: the first kept, the rest said */
+        char many[2048] = "Name:\tx\nState:\tS\nTgid:\t1\nPPid:\t0\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nThreads:\t1\nGroups:\t";
+        for (int g = 0; g < PROC_GROUPS_MAX + 3; g++)
+                snprintf(many + strlen(many), sizeof(many) - strlen(many), "%d ", g + 1);
+        strcat(many, "\n");
+        assert_int_equal(parse_proc_status(many, strlen(many), &s), 0);
+        assert_int_equal(s.n_groups, PROC_GROUPS_MAX);
+        assert_true(s.groups_truncated);
+        const char bad_gid[] = "Name:\tx\nState:\tS\nTgid:\t1\nPPid:\t0\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\tx\nThreads:\t1\n";
+        assert_int_equal(parse_proc_status(bad_gid, strlen(bad_gid), &s), -EBADMSG);
 
         /* A NUL byte in the middle is not a status file. */
         const char nul[] = "Name:\tx\0y\nState:\tS\n";
