@@ -26,7 +26,8 @@ typedef enum PressureAccess {
         PRESSURE_ACCESS_UNKNOWN,   /* not measured */
         PRESSURE_ACCESS_WRITABLE,
         PRESSURE_ACCESS_NO_FILE,   /* none where the server looks (no PSI, no cgroup v2 mounted there) */
-        PRESSURE_ACCESS_READ_ONLY, /* its cgroup file system is mounted read-only (Docker's default) */
+        PRESSURE_ACCESS_READ_ONLY, /* its cgroup file system is mounted read-only (a unit's
+                                    * ProtectControlGroups=, a container runtime's default) */
         PRESSURE_ACCESS_DENIED,    /* its ids and capabilities do not let it write the file */
         _PRESSURE_ACCESS_MAX,
 } PressureAccess;
@@ -65,7 +66,8 @@ typedef struct ExplainInput {
         uint64_t max_connections, per_connection, connected; /* per_connection: its buffers, at most */
         bool has_auto_min;   /* MariaDB's pressure listener (10.11.12, 11.4.6, 11.8.2 and later) */
         uint64_t auto_min;   /* innodb_buffer_pool_size_auto_min */
-        PressureAccess pressure_access;
+        PressureAccess pressure_access;   /* what stops it first */
+        bool pressure_ids_deny;           /* and the server's ids do not let it write the file (file found) */
         uid_t pressure_owner, server_uid; /* the file's owner, the server's file-system uid */
         unsigned pressure_mode;           /* the file's permission bits */
         char pressure_path[256];          /* the file, as memgov reaches it ("" when not known) */

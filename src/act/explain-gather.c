@@ -324,9 +324,10 @@ static void gather_pressure(const ExplainTarget *t, ExplainInput *in, char *note
         if (!own_ns && t->cgroup && t->cgroup[0] == '/')
                 snprintf(in->pressure_path, sizeof(in->pressure_path), "/sys/fs/cgroup%s/memory.pressure",
                          streq(t->cgroup, "/") ? "" : t->cgroup);
+        in->pressure_ids_deny = !proc_may_write(&st, fs.st_uid, fs.st_gid, fs.st_mode);
         if (sfs.f_flags & ST_RDONLY)
                 in->pressure_access = PRESSURE_ACCESS_READ_ONLY;
-        else if (!proc_may_write(&st, fs.st_uid, fs.st_gid, fs.st_mode))
+        else if (in->pressure_ids_deny)
                 in->pressure_access = PRESSURE_ACCESS_DENIED;
         else
                 in->pressure_access = PRESSURE_ACCESS_WRITABLE;

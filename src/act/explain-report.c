@@ -54,6 +54,7 @@ json_object *explanation_json(pid_t pid, const char *comm, const char *cgroup, c
                 if (in->pressure_access != PRESSURE_ACCESS_NO_FILE) {
                         json_object_object_add(d, "owner_uid", json_object_new_uint64(in->pressure_owner));
                         json_object_object_add(d, "mode", json_object_new_int((int) in->pressure_mode));
+                        json_object_object_add(d, "ids_allow", json_object_new_boolean(!in->pressure_ids_deny));
                 }
                 if (in->pressure_path[0])
                         json_object_object_add(d, "path", json_object_new_string(in->pressure_path));

@@ -294,53 +294,66 @@ const char *pressure_access_to_string(PressureAccess a) {
         return a < _PRESSURE_ACCESS_MAX ? pressure_access_names[a] : NULL;
 }
 
-/* Why the listener cannot arm its trigger, and what lets it: "" when nothing stops it. */
+/* Why the listener cannot arm its trigger, and what lets it: "" when nothing stops it. For a
+ * unit, a read-only mount is ProtectControlGroups= (Debian's mariadb.service sets it), and the
+ * file, root's, is handed to the server's uid before it starts. */
 static void pressure_blocked(const ExplainInput *in, const char *unit, char *why, size_t why_size, char *fix,
                              size_t fix_size) {
+        char ids[160] = "", chown[384] = "";
         why[0] = fix[0] = '\0';
-        switch (in->pressure_access) {
-        case PRESSURE_ACCESS_DENIED:
-                snprintf(why, why_size,
-                         "the server (uid %u) cannot write its cgroup's memory.pressure (owner uid %u, mode %03o), "
-                         "where the listener arms its trigger at startup: it never started",
-                         (unsigned) in->server_uid, (unsigned) in->pressure_owner, in->pressure_mode & 0777);
-                if (unit && in->pressure_path[0])
-                        snprintf(fix, fix_size,
-                                 "let it write the file before it starts: `systemctl edit %s`\n"
-                                 "  [Service]\n"
-                                 "  ExecStartPre=+/bin/chown %u %s\n"
-                                 "then restart it",
-                                 unit, (unsigned) in->server_uid, in->pressure_path);
-                else
-                        snprintf(fix, fix_size,
-                                 "give uid %u write access to %s before the server starts (a cgroup delegated to "
-                                 "it), then restart it",
-                                 (unsigned) in->server_uid, in->pressure_path[0] ? in->pressure_path : "its memory.pressure");
-                break;
-        case PRESSURE_ACCESS_READ_ONLY:
-                snprintf(why, why_size,
-                         "the server's cgroup file system is mounted read-only (a container runtime's default), so "
-                         "the listener cannot arm its trigger on memory.pressure: it never started");
-                snprintf(fix, fix_size,
-                         "mount the container's own cgroup read-write (its runtime's option), or leave the pool "
-                         "to memgov's pool step");
-                break;
-        case PRESSURE_ACCESS_NO_FILE:
-                snprintf(why, why_size,
-                         "the server finds no memory.pressure in its cgroup (a kernel without PSI, or booted with "
-                         "psi=0, or no cgroup v2 file system where it looks): the listener never started");
-                snprintf(fix, fix_size, "boot the kernel with psi=1 on cgroup v2, or leave the pool to memgov's pool step");
-                break;
-        default:
-                break;
+        if (in->pressure_access != PRESSURE_ACCESS_READ_ONLY && in->pressure_access != PRESSURE_ACCESS_DENIED) {
+                if (in->pressure_access == PRESSURE_ACCESS_NO_FILE) {
+                        snprintf(why, why_size,
+                                 "the server finds no memory.pressure in its cgroup (a kernel without PSI, or booted "
+                                 "with psi=0, or no cgroup v2 file system where it looks): the listener never started");
+                        snprintf(fix, fix_size, "boot the kernel with psi=1 on cgroup v2, or leave the pool to memgov's pool step");
+                }
+                return;
         }
+        if (in->pressure_ids_deny) {
+                snprintf(ids, sizeof(ids), "the server (uid %u) cannot write its cgroup's memory.pressure (owner uid %u, mode %03o)",
+                         (unsigned) in->server_uid, (unsigned) in->pressure_owner, in->pressure_mode & 0777);
+                if (in->pressure_path[0])
+                        snprintf(chown, sizeof(chown), "  ExecStartPre=+/bin/chown %u %s\n", (unsigned) in->server_uid,
+                                 in->pressure_path);
+        }
+        if (in->pressure_access == PRESSURE_ACCESS_READ_ONLY)
+                snprintf(why, why_size,
+                         "the server sees its cgroup file system mounted read-only%s%s, so the listener cannot arm its "
+                         "trigger on memory.pressure at startup: it never started",
+                         ids[0] ? ", and " : "", ids);
+        else
+                snprintf(why, why_size, "%s, where the listener arms its trigger at startup: it never started", ids);
+
+        if (unit && (in->pressure_access == PRESSURE_ACCESS_READ_ONLY || chown[0]))
+                snprintf(fix, fix_size,
+                         "let it write the file: `systemctl edit %s`\n"
+                         "  [Service]\n"
+                         "%s%s"
+                         "then restart it%s",
+                         unit, in->pressure_access == PRESSURE_ACCESS_READ_ONLY ? "  ProtectControlGroups=false\n" : "",
+                         chown,
+                         in->pressure_access == PRESSURE_ACCESS_READ_ONLY
+                                 ? " (the cgroup file system becomes writable to the server where its permissions "
+                                   "allow: this one file)"
+                                 : "");
+        else if (in->pressure_access == PRESSURE_ACCESS_READ_ONLY)
+                snprintf(fix, fix_size,
+                         "mount the container's own cgroup read-write (its runtime's option)%s, or leave the pool to "
+                         "memgov's pool step",
+                         ids[0] ? " and let its uid write memory.pressure" : "");
+        else
+                snprintf(fix, fix_size,
+                         "give uid %u write access to %s before the server starts (a cgroup delegated to it), then "
+                         "restart it",
+                         (unsigned) in->server_uid, in->pressure_path[0] ? in->pressure_path : "its memory.pressure");
 }
 
 static void rule_pressure_listener(const ExplainInput *in, const char *unit, Explanation *e) {
         uint64_t pool = pool_configured(in);
         if (in->flavor != SERVER_MARIADB || !in->has_auto_min || !in->has_pool || !significant(e, pool))
                 return;
-        char why[384], blocked_fix[FINDING_TEXT_MAX / 2];
+        char why[512], blocked_fix[640];
         pressure_blocked(in, unit, why, sizeof(why), blocked_fix, sizeof(blocked_fix));
         const bool at_default = in->auto_min >= pool;
         if (!at_default && !why[0])

@@ -290,8 +290,10 @@ static void test_pressure_listener_blocked(void **state) {
         assert_null(find(&e, FINDING_PRESSURE_LISTENER_IDLE));
 
         in.pressure_access = PRESSURE_ACCESS_DENIED;
+        in.pressure_ids_deny = true;
         explain(&in, "mariadb.service", &e);
         const Finding *f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_null(strstr(f->fix, "ProtectControlGroups"));
         assert_non_null(strstr(f->evidence, "the server (uid 106) cannot write its cgroup's memory.pressure (owner uid 0, mode 644)"));
         assert_non_null(strstr(f->fix, "systemctl edit mariadb.service"));
         assert_non_null(strstr(f->fix, "ExecStartPre=+/bin/chown 106 /sys/fs/cgroup/system.slice/mariadb.service/memory.pressure"));
@@ -302,11 +304,24 @@ static void test_pressure_listener_blocked(void **state) {
         assert_null(strstr(f->fix, "ExecStartPre"));
         assert_non_null(strstr(f->fix, "uid 106"));
 
+        /* Debian's mariadb.service: ProtectControlGroups=true, and the file root's */
         in.pressure_access = PRESSURE_ACCESS_READ_ONLY;
         explain(&in, "mariadb.service", &e);
         f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
-        assert_non_null(strstr(f->evidence, "mounted read-only"));
+        assert_non_null(strstr(f->evidence, "mounted read-only, and the server (uid 106) cannot write"));
+        assert_non_null(strstr(f->fix, "  [Service]\n  ProtectControlGroups=false\n  ExecStartPre=+/bin/chown 106 "));
+        /* a read-only mount alone: no chown */
+        in.pressure_ids_deny = false;
+        explain(&in, "mariadb.service", &e);
+        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_non_null(strstr(f->fix, "ProtectControlGroups=false"));
         assert_null(strstr(f->fix, "ExecStartPre"));
+        /* a container (no unit): its runtime's mount */
+        in.pressure_ids_deny = true;
+        explain(&in, NULL, &e);
+        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        assert_null(strstr(f->fix, "ProtectControlGroups"));
+        assert_non_null(strstr(f->fix, "the container's own cgroup read-write"));
 
         in.pressure_access = PRESSURE_ACCESS_NO_FILE;
         explain(&in, "mariadb.service", &e);
