@@ -53,7 +53,9 @@ json_object *explanation_json(pid_t pid, const char *comm, const char *cgroup, c
                 json_object_object_add(d, "server_uid", json_object_new_uint64(in->server_uid));
                 if (in->pressure_access != PRESSURE_ACCESS_NO_FILE) {
                         json_object_object_add(d, "owner_uid", json_object_new_uint64(in->pressure_owner));
-                        json_object_object_add(d, "mode", json_object_new_int((int) in->pressure_mode));
+                        char mode[8];
+                        snprintf(mode, sizeof(mode), "%04o", in->pressure_mode & 07777);
+                        json_object_object_add(d, "mode", json_object_new_string(mode));
                         json_object_object_add(d, "ids_allow", json_object_new_boolean(!in->pressure_ids_deny));
                 }
                 if (in->pressure_path[0])

@@ -114,6 +114,8 @@ static void test_status_synthetic(void **state) {
         assert_int_equal(parse_proc_status(many, strlen(many), &s), 0);
         assert_int_equal(s.n_groups, PROC_GROUPS_MAX);
         assert_true(s.groups_truncated);
+        assert_true(proc_may_write(&s, 1000, 9999, 0620));  /* 9999 may be among those not kept */
+        assert_false(proc_may_write(&s, 1000, 9999, 0600));
         const char bad_gid[] = "Name:\tx\nState:\tS\nTgid:\t1\nPPid:\t0\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\tx\nThreads:\t1\n";
         assert_int_equal(parse_proc_status(bad_gid, strlen(bad_gid), &s), -EBADMSG);
 
