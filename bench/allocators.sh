@@ -13,7 +13,9 @@
 # transactions a second over its steps, and the p99 latency of its 128-user step. Writes one
 # line per loop and one per allocator (key=value) to OUT, and prints them.
 #   bench/allocators.sh [BUILD_DIR] [LOOPS] [OUT]
-# STEP (seconds, default 15), POOL_MIB (default 128), TABLES and ROWS change the setup.
+# STEP (seconds, default 15), POOL_MIB (default 128), TABLES, ROWS and RANGE_SIZE (the rows of
+# each range query: sysbench's 100 by default; larger, each connection's result and sort buffers
+# grow with it) change the setup.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 loops=${2:-3}
@@ -28,7 +30,7 @@ tcmalloc=/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4
 for lib in "$jemalloc" "$tcmalloc"; do
         [[ -e $lib ]] || { echo "allocators: $lib is missing (scripts/setup-deps.sh --test)" >&2; exit 77; }
 done
-step=${STEP:-15} pool_mib=${POOL_MIB:-128} tables=${TABLES:-4} rows=${ROWS:-20000}
+step=${STEP:-15} pool_mib=${POOL_MIB:-128} tables=${TABLES:-4} rows=${ROWS:-20000} range_size=${RANGE_SIZE:-100}
 users=(1 16 64 128)
 memgov=$build/memgov
 
@@ -41,7 +43,8 @@ trap cleanup EXIT
 : >"$out"
 say() { echo "$*"; echo "$*" >>"$out"; }
 say "# bench/allocators.sh: MariaDB $(mariadbd --version | sed -n 's/.*Ver \([^ ]*\).*/\1/p'); $(nproc) cores; $loops loops of" \
-    "oltp_read_write at ${users[*]} users, ${step} s each; $tables tables of $rows rows; pool ${pool_mib}M;" \
+    "oltp_read_write at ${users[*]} users, ${step} s each; $tables tables of $rows rows; ranges of $range_size rows;" \
+    "pool ${pool_mib}M;" \
     "memgov $(git -C "$here" describe --always --dirty 2>/dev/null || echo unknown)"
 
 for allocator in glibc arena-max-2 jemalloc tcmalloc; do
@@ -56,7 +59,7 @@ for allocator in glibc arena-max-2 jemalloc tcmalloc; do
                 --max-connections=300 || exit $?
         mariadb_sql "CREATE DATABASE sbtest"
         sb=(--db-driver=mysql --mysql-socket="$MARIADB_SOCKET" --mysql-user=root --mysql-db=sbtest
-            --tables="$tables" --table-size="$rows" --db-ps-mode=disable)
+            --tables="$tables" --table-size="$rows" --range-size="$range_size" --db-ps-mode=disable)
         for loop in $(seq "$loops"); do
                 # The study's loop: the data set dropped and loaded again, then the users ramp up.
                 sysbench oltp_read_write "${sb[@]}" cleanup >/dev/null 2>&1 || true

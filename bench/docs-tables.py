@@ -215,9 +215,9 @@ def table_replay_throughput():
     return out
 
 
-def table_allocators():
+def table_allocators(name="allocators.txt"):
     """bench/allocators.sh's kept output: one server per allocator, the study's loops."""
-    t = kept("allocators.txt")
+    t = kept(name)
     loops, runs = {}, {}
     for line in t.splitlines():
         if line.startswith("#") or not line.strip():
@@ -229,7 +229,7 @@ def table_allocators():
         else:
             runs[a] = kv
     if not loops or set(loops) != set(runs):
-        raise SystemExit("docs-tables: allocators.txt: every allocator needs its loops and its trim line")
+        raise SystemExit(f"docs-tables: {name}: every allocator needs its loops and its trim line")
     mib = lambda v: f"{int(v) / 1048576:.0f}M"
     base_tps = statistics.median(int(x["tps"]) for x in loops["glibc"])
     out = ["| allocator | RSS after each loop | transactions/s (median; vs glibc) | p99 at 128 users (median) | "
@@ -253,6 +253,7 @@ def table_allocators():
 
 TABLES = {
     "allocators": table_allocators,
+    "allocators-range-2000": lambda: table_allocators("allocators-range-2000.txt"),
     "outcome-summary": table_outcome_summary,
     "trim-vs-gdb": table_trim_vs_gdb,
     "pool-vs-reset": lambda: table_pool_vs_reset("pool-vs-reset.txt"),

@@ -44,6 +44,22 @@ echo "$MAX" >"$cg/memory.max"
 echo "pool-pressure: $(server_sql "SELECT VERSION()"), pool $(mib "$(server_sql "SELECT @@innodb_buffer_pool_size")")," \
      "auto_min 128M; memory.current $(mib "$held"), memory.max $(mib "$MAX")"
 
+# memgov explain sees what the server sees: the cgroup file system bound into its root, its
+# memory.pressure handed to its account (above), auto_min under the pool: the listener can act,
+# and there is no pressure-listener-idle finding.
+"$build/memgov" explain --cgroup /db --json --no-allocator >"$results/explain.json" ||
+        fail "explain: $(cat "$results/explain.json")"
+python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))
+mp = e.get("memory_pressure", {})
+if mp.get("access") != "writable" or mp.get("ids_allow") is not True:
+    sys.exit(f"memory_pressure: {mp}, expected writable")
+if any(f["kind"] == "pressure-listener-idle" for f in e["findings"]):
+    sys.exit("a pressure-listener-idle finding where the listener runs: " + json.dumps(e["findings"]))
+print(f"pool-pressure: ok: explain: memory.pressure {mp}, no pressure-listener-idle finding")' "$results/explain.json" ||
+        fail "explain"
+
 "$build/memgov" run --cgroup /db --policy "$policy" --socket /run/memgov/db.sock --state-dir "$results" \
         --record "$results/trace.csv" 2>"$results/memgov.log" &
 governor=$!
