@@ -65,6 +65,9 @@ void target_release(Target *t);
 int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, size_t why_size);
 /* /proc/PID/stat under the proc root proc_fd (AT_FDCWD: the host's /proc), parsed. -ESRCH when
  * there is no such process. */
+/* "WHO/NAME" under proc_fd, or "/proc/WHO/NAME" for the host's /proc (AT_FDCWD); WHO is a pid's
+ * digits or "self". */
+void proc_entry_path(int proc_fd, const char *who, const char *name, char *buf, size_t size);
 int proc_read_stat(int proc_fd, pid_t pid, ProcStat *ret);
 /* 0 when pid names the process that started at starttime (clock ticks since boot, as in its
  * stat; 0 = any), -ESRCH when it is another one or none, or why its stat cannot be read. */

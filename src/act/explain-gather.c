@@ -62,21 +62,21 @@ static void gather_cgroup(const ExplainTarget *t, ExplainInput *in, char *notes,
         in->has_cgroup = true;
 }
 
-static void gather_process(const ExplainTarget *t, ExplainInput *in, char *notes, size_t size) {
-        ProcStatus st;
+/* Also gives back the process's status (its ids, for gather_pressure). */
+static void gather_process(const ExplainTarget *t, ProcStatus *st, ExplainInput *in, char *notes, size_t size) {
         ProcMaps m;
         int r;
         if (t->pid <= 0)
                 return;
-        if ((r = proc_read_status(t->proc_fd, t->pid, &st)) < 0 ||
+        if ((r = proc_read_status(t->proc_fd, t->pid, st)) < 0 ||
             (r = maps_read_summary(t->proc_fd, t->pid, &m)) < 0) {
                 note(notes, size, "process %d: %s", (int) t->pid, strerror(-r));
                 return;
         }
         in->has_process = true;
-        in->rss_anon = st.rss_anon;
-        in->rss_file = st.rss_file;
-        in->rss_shmem = st.rss_shmem;
+        in->rss_anon = st->rss_anon;
+        in->rss_file = st->rss_file;
+        in->rss_shmem = st->rss_shmem;
         in->anon_maps = m.anon_rw;
         in->arena_heaps = m.arena_heaps;
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -257,34 +257,29 @@ static void gather_sql(const ExplainTarget *t, const Policy *p, ExplainInput *in
         gather_sessions(&c, in, notes, size);
 }
 
-/* procfs paths the way target.c names them: relative to proc_fd, or absolute with AT_FDCWD. */
-static void proc_name(const ExplainTarget *t, const char *pid, const char *name, char *buf, size_t size) {
-        snprintf(buf, size, "%s%s/%s", t->proc_fd == AT_FDCWD ? "/proc/" : "", pid, name);
-}
-
 /* Can the server arm a trigger on its cgroup's memory.pressure, as MariaDB's listener does at
  * startup: the file where the server looks (its /sys/fs/cgroup, at its cgroup as its own
  * namespace names it: "/" in a cgroup namespace of its own), by its ids and capabilities, on
  * the mount it sees. Only metadata is read (O_PATH), resolved inside the server's root. */
-static void gather_pressure(const ExplainTarget *t, ExplainInput *in, char *notes, size_t size) {
+static void gather_pressure(const ExplainTarget *t, const ProcStatus *st, ExplainInput *in, char *notes,
+                            size_t size) {
         char pid[16], a[64], b[64], ns_self[64], ns_server[64], path[PATH_MAX + 32];
-        ProcStatus st;
         ProcCgroup *pc = malloc(sizeof(ProcCgroup));
         int r;
         if (!pc)
                 return;
         snprintf(pid, sizeof(pid), "%d", (int) t->pid);
-        if ((r = proc_read_status(t->proc_fd, t->pid, &st)) < 0 || (r = proc_read_cgroup(t->proc_fd, t->pid, pc)) < 0) {
+        if ((r = proc_read_cgroup(t->proc_fd, t->pid, pc)) < 0) {
                 note(notes, size, "memory.pressure: process %d: %s", (int) t->pid, strerror(-r));
                 goto out;
         }
-        in->server_uid = st.fsuid;
+        in->server_uid = st->fsuid;
         if (!pc->has_unified) {
                 in->pressure_access = PRESSURE_ACCESS_NO_FILE;
                 goto out;
         }
-        proc_name(t, "self", "ns/cgroup", a, sizeof(a));
-        proc_name(t, pid, "ns/cgroup", b, sizeof(b));
+        proc_entry_path(t->proc_fd, "self", "ns/cgroup", a, sizeof(a));
+        proc_entry_path(t->proc_fd, pid, "ns/cgroup", b, sizeof(b));
         ssize_t n1 = readlinkat(t->proc_fd, a, ns_self, sizeof(ns_self) - 1);
         ssize_t n2 = readlinkat(t->proc_fd, b, ns_server, sizeof(ns_server) - 1);
         if (n1 < 0 || n2 < 0) {
@@ -295,7 +290,7 @@ static void gather_pressure(const ExplainTarget *t, ExplainInput *in, char *note
         const bool own_ns = !streq(ns_self, ns_server);
         snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.pressure",
                  own_ns || streq(pc->unified, "/") ? "" : pc->unified);
-        proc_name(t, pid, "root", a, sizeof(a));
+        proc_entry_path(t->proc_fd, pid, "root", a, sizeof(a));
         int root = openat(t->proc_fd, a, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0) {
                 note(notes, size, "memory.pressure: the server's root: %s", strerror(errno));
@@ -324,7 +319,7 @@ static void gather_pressure(const ExplainTarget *t, ExplainInput *in, char *note
         if (!own_ns && t->cgroup && t->cgroup[0] == '/')
                 snprintf(in->pressure_path, sizeof(in->pressure_path), "/sys/fs/cgroup%s/memory.pressure",
                          streq(t->cgroup, "/") ? "" : t->cgroup);
-        in->pressure_ids_deny = !proc_may_write(&st, fs.st_uid, fs.st_gid, fs.st_mode);
+        in->pressure_ids_deny = !proc_may_write(st, fs.st_uid, fs.st_gid, fs.st_mode);
         if (sfs.f_flags & ST_RDONLY)
                 in->pressure_access = PRESSURE_ACCESS_READ_ONLY;
         else if (in->pressure_ids_deny)
@@ -354,12 +349,13 @@ int explain_gather(const ExplainTarget *t, const Policy *p, bool allocator, Expl
         *ret = (ExplainInput) {};
         notes[0] = '\0';
         gather_cgroup(t, ret, notes, notes_size);
-        gather_process(t, ret, notes, notes_size);
+        ProcStatus st;
+        gather_process(t, &st, ret, notes, notes_size);
         if (!ret->has_cgroup && !ret->has_process)
                 return -ENODATA;
         gather_sql(t, p, ret, notes, notes_size);
-        if (ret->flavor == SERVER_MARIADB && ret->has_auto_min && t->pid > 0)
-                gather_pressure(t, ret, notes, notes_size);
+        if (ret->flavor == SERVER_MARIADB && ret->has_auto_min && ret->has_process)
+                gather_pressure(t, &st, ret, notes, notes_size);
         if (allocator)
                 gather_allocator(t, ret, notes, notes_size);
         return 0;

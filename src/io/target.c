@@ -47,9 +47,14 @@ void target_release(Target *t) {
 
 
 
-/* "PID/NAME" under proc_fd, or "/proc/PID/NAME" for the host's /proc (AT_FDCWD). */
+void proc_entry_path(int proc_fd, const char *who, const char *name, char *buf, size_t size) {
+        snprintf(buf, size, "%s%s/%s", proc_fd == AT_FDCWD ? "/proc/" : "", who, name);
+}
+
 static void proc_path(int proc_fd, pid_t pid, const char *name, char *buf, size_t size) {
-        snprintf(buf, size, "%s%d/%s", proc_fd == AT_FDCWD ? "/proc/" : "", (int) pid, name);
+        char who[16];
+        snprintf(who, sizeof(who), "%d", (int) pid);
+        proc_entry_path(proc_fd, who, name, buf, size);
 }
 
 /* A small file of a process, whole; -ESRCH when there is no such process. */

@@ -275,6 +275,12 @@ static void test_pressure_listener(void **state) {
 
 /* The listener set up (auto_min under the pool) but unable to arm its trigger: each reason has its
  * own evidence and fix; a writable file with auto_min set is nothing to say. */
+/* The listener's finding for this unit (NULL: no unit), which must be there. */
+static const Finding *listener(const ExplainInput *in, const char *unit, Explanation *e) {
+        explain(in, unit, e);
+        return must(e, FINDING_PRESSURE_LISTENER_IDLE);
+}
+
 static void test_pressure_listener_blocked(void **state) {
         ExplainInput in = mariadb();
         in.has_auto_min = true;
@@ -291,48 +297,41 @@ static void test_pressure_listener_blocked(void **state) {
 
         in.pressure_access = PRESSURE_ACCESS_DENIED;
         in.pressure_ids_deny = true;
-        explain(&in, "mariadb.service", &e);
-        const Finding *f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        const Finding *f = listener(&in, "mariadb.service", &e);
         assert_null(strstr(f->fix, "ProtectControlGroups"));
         assert_non_null(strstr(f->evidence, "the server (uid 106) cannot write its cgroup's memory.pressure (owner uid 0, mode 644)"));
         assert_non_null(strstr(f->fix, "systemctl edit mariadb.service"));
         assert_non_null(strstr(f->fix, "ExecStartPre=+/bin/chown 106 /sys/fs/cgroup/system.slice/mariadb.service/memory.pressure"));
         assert_null(strstr(f->fix, "SET GLOBAL"));
         /* no unit: the file and the uid, no drop-in */
-        explain(&in, NULL, &e);
-        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        f = listener(&in, NULL, &e);
         assert_null(strstr(f->fix, "ExecStartPre"));
         assert_non_null(strstr(f->fix, "uid 106"));
 
         /* Debian's mariadb.service: ProtectControlGroups=true, and the file root's */
         in.pressure_access = PRESSURE_ACCESS_READ_ONLY;
-        explain(&in, "mariadb.service", &e);
-        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        f = listener(&in, "mariadb.service", &e);
         assert_non_null(strstr(f->evidence, "mounted read-only, and the server (uid 106) cannot write"));
         assert_non_null(strstr(f->fix, "  [Service]\n  ProtectControlGroups=false\n  ExecStartPre=+/bin/chown 106 "));
         /* a read-only mount alone: no chown */
         in.pressure_ids_deny = false;
-        explain(&in, "mariadb.service", &e);
-        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        f = listener(&in, "mariadb.service", &e);
         assert_non_null(strstr(f->fix, "ProtectControlGroups=false"));
         assert_null(strstr(f->fix, "ExecStartPre"));
         /* a container (no unit): its runtime's mount */
         in.pressure_ids_deny = true;
-        explain(&in, NULL, &e);
-        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        f = listener(&in, NULL, &e);
         assert_null(strstr(f->fix, "ProtectControlGroups"));
         assert_non_null(strstr(f->fix, "the container's own cgroup read-write"));
 
         in.pressure_access = PRESSURE_ACCESS_NO_FILE;
-        explain(&in, "mariadb.service", &e);
-        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        f = listener(&in, "mariadb.service", &e);
         assert_non_null(strstr(f->evidence, "finds no memory.pressure"));
 
         /* both: blocked and auto_min at its default, one finding with both fixes */
         in.pressure_access = PRESSURE_ACCESS_DENIED;
         in.auto_min = UINT64_C(8) << 40;
-        explain(&in, "mariadb.service", &e);
-        f = must(&e, FINDING_PRESSURE_LISTENER_IDLE);
+        f = listener(&in, "mariadb.service", &e);
         assert_non_null(strstr(f->evidence, "so even started it would do nothing"));
         assert_non_null(strstr(f->fix, "ExecStartPre=+/bin/chown 106"));
         assert_non_null(strstr(f->fix, "innodb_buffer_pool_size_auto_min = 209715200"));
