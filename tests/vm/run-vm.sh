@@ -33,6 +33,10 @@
 #   --swap SIZE        give the guest a zram swap device of SIZE (e.g. 256M)
 #   --disk SIZE        attach a fresh ext4 disk of SIZE, mounted at
 #                      /mnt/memgov-disk
+#   --forward HOST:GUEST  a network card on QEMU's user network, restricted
+#                      (the guest reaches nothing), with TCP port HOST on the
+#                      host's 127.0.0.1 forwarded to the guest's port GUEST;
+#                      the guest is 10.0.2.15/24 on eth0, the host 10.0.2.2
 #   --env NAME=VALUE   pass a variable to SCRIPT (repeatable)
 #   --append ARGS      extra kernel command line (e.g. loglevel=7)
 #   --console          stream the guest console to stderr while it runs
@@ -59,6 +63,7 @@ results=
 mode=script
 swap=
 disk=
+forward=
 append=
 console=0
 quiet=0
@@ -89,6 +94,8 @@ while [[ $# -gt 0 ]]; do
         --host-services) host_services=1; shift ;;
         --swap) swap="${2:?}"; shift 2 ;;
         --disk) disk="${2:?}"; shift 2 ;;
+        --forward) [[ ${2:?} =~ ^[0-9]+:[0-9]+$ ]] || die "--forward wants HOSTPORT:GUESTPORT, got '$2'"
+                   forward="$2"; shift 2 ;;
         --env) [[ ${2:?} == [A-Za-z_]*=* ]] || die "--env wants NAME=VALUE, got '$2'"
                extra_env+=("$2"); shift 2 ;;
         --append) append+=" ${2:?}"; shift 2 ;;
@@ -166,6 +173,7 @@ done
     echo "MEMGOV_VM_CWD=$(squote "$PWD")"
     echo "MEMGOV_VM_SWAP=$(squote "$swap")"
     echo "MEMGOV_VM_DISK=$(squote "$([[ -n $disk ]] && echo 1)")"
+    echo "MEMGOV_VM_NET=$(squote "$([[ -n $forward ]] && echo 1)")"
 } >"$vmdir/job.env"
 {
     printf 'set --'; printf ' %q' "$script" "$@"; echo
@@ -204,6 +212,11 @@ if [[ -n $disk ]]; then
     mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$vmdir/disk.img" ||
         die "mkfs.ext4 failed"
     qemu+=(-drive "file=${vmdir//,/,,}/disk.img,if=virtio,format=raw,cache=unsafe")
+fi
+
+if [[ -n $forward ]]; then
+    qemu+=(-netdev "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:${forward%%:*}-:${forward#*:}"
+           -device virtio-net-pci,netdev=net0)
 fi
 
 tail_pid=

@@ -56,6 +56,16 @@ if [[ -n ${MEMGOV_VM_DISK:-} ]]; then
     job_env+=("MEMGOV_DISK=/mnt/memgov-disk")
 fi
 
+# Optional network card (run-vm.sh --forward): QEMU's user network, the
+# guest at its usual address, reached from the host through the forwarded
+# port only.
+if [[ -n ${MEMGOV_VM_NET:-} ]]; then
+    modprobe virtio_net || setup_error "load virtio_net"
+    for _ in $(seq 50); do [[ -e /sys/class/net/eth0 ]] && break; sleep 0.1; done
+    { ip link set lo up && ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 &&
+        ip route add default via 10.0.2.2; } || setup_error "configure eth0"
+fi
+
 # The cgroup under which the script may create child cgroups, with the
 # memory, cpu, io and pids controllers enabled for them: the root cgroup in
 # script mode; under systemd, this service's own (delegated) cgroup, after
