@@ -291,8 +291,8 @@ done
 [[ -e $results/done ]] || die "the clients did not finish ($([[ -e $results/abort ]] && echo aborted || echo timeout))"
 
 # The clients waited for the server to answer again (up to 2 minutes); a server that did not is
-# stuck, and is given a minute more here before what happened is collected.
-for _ in $(seq 60); do SQL_TIMEOUT=2 sql "SELECT 1" >/dev/null 2>&1 && break; sleep 1; done
+# stuck, and is given some 30 s more here before what happened is collected.
+for _ in $(seq 10); do SQL_TIMEOUT=2 sql "SELECT 1" >/dev/null 2>&1 && break; sleep 1; done
 sleep 2
 kill "$watch" ${manual:+"$manual"} 2>/dev/null || true
 wait 2>/dev/null || true
