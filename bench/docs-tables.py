@@ -19,14 +19,16 @@ ROOT = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.dirname(os
 RESULTS = os.path.join(ROOT, "bench", "results")
 
 
-def load_report():
-    spec = importlib.util.spec_from_file_location("outcome_report", os.path.join(ROOT, "bench", "outcome-report.py"))
+def load_report(name="outcome-report.py"):
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_")[:-3], os.path.join(ROOT, "bench", name))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
 report = load_report()
+report2 = load_report("outcome2-report.py")
+PASS2 = os.path.join(RESULTS, "outcome2-pass")
 GOVERNOR_NAME = {"oomd": "systemd-oomd"}
 
 
@@ -117,6 +119,13 @@ def table_outcome(scenario):
         out.append("")
         out.append(f"Build: {build_of(d)}; the last row: {build_of(os.path.join(RESULTS, extra[0][1]))}.")
     return out
+
+
+def table_outcome2(cell):
+    """docs/benchmarks.md: one cell (server, setting, scenario) of the second version's kept pass,
+    as its report makes it: medians (min–max), judged against no governor only where apart."""
+    cells = report2.load(PASS2)
+    return report2.table(cell, cells[cell]).split("\n") + ["", f"Build: {build_of(PASS2)}."]
 
 
 def kept(name):
@@ -264,6 +273,9 @@ TABLES = {
 }
 for _s in report.SCENARIOS:
     TABLES[f"outcome-{_s}"] = (lambda s: lambda: table_outcome(s))(_s)
+# One table per cell of the second version's kept pass: outcome2-SERVER-SETTING-SCENARIO.
+for _c in (report2.load(PASS2) if os.path.isdir(PASS2) else {}):
+    TABLES["outcome2-" + "-".join(_c)] = (lambda c: lambda: table_outcome2(c))(_c)
 
 DOCS = ["README.md", os.path.join("docs", "benchmarks.md")]
 BEGIN = re.compile(r"^<!-- table (\S+): made by bench/docs-tables\.py from (\S+) -->$")

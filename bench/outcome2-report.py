@@ -37,6 +37,7 @@ FIGURES = [
     ("recovery_seconds", "s kill to ready", True),
     ("engine_recovery_seconds", "s InnoDB recovery", True),
     ("graceful_restarts", "graceful restarts", None),
+    ("stuck_at_end", "stuck at the end (a lower bound)", True),
     ("down_seconds", "s not answering", True),
     ("refused_seconds", "s refusing the probe", True),
     ("transactions", "transactions", False),
