@@ -148,6 +148,7 @@ def spread(values):
 
 
 def fmt(v):
+    v = round(v, 1)
     return f"{v:.0f}" if abs(v) >= 100 or v == int(v) else f"{v:.1f}"
 
 
@@ -176,7 +177,7 @@ def table(cell, runs):
                 row.append("–")
                 continue
             med, lo, hi = spread(vals)
-            text = fmt(med) if lo == hi else f"{fmt(med)} ({fmt(lo)}–{fmt(hi)})"
+            text = fmt(med) if fmt(lo) == fmt(hi) else f"{fmt(med)} ({fmt(lo)}–{fmt(hi)})"
             if g not in ("none",):
                 text += judge(key, lower, vals, [r[key] for r in runs.get("none", []) if key in r])
             row.append(text)
