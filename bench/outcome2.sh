@@ -73,8 +73,8 @@ done
 out=${out:-$(mktemp -d "${TMPDIR:-/tmp}/memgov-outcome2.XXXXXX")}
 mkdir -p "$out"
 
-# The limit per server: what its server at rest leaves room for (MariaDB: some 230M at rest with
-# its 128M pool; MySQL 9.7: some 560M, its performance schema on).
+# The limit per server: what its server at rest leaves room for (MariaDB 10.11: 246-268M at rest,
+# its 128M pool warm; MySQL 9.7: 647M, its performance schema on).
 limit_of() { case $1 in mysql-*) echo 1G ;; *) echo 512M ;; esac; }
 # The guest's RAM: on the container setting room to spare beside the limit; on the host setting
 # the limit plus what the guest's own system uses (systemd, journald, the VM's harness: some 200M).
