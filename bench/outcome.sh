@@ -62,17 +62,10 @@ done
 
 # The alternatives, from Debian's packages, unpacked.
 cache=${MEMGOV_BENCH_CACHE:-/var/cache/memgov-bench}
-for pkg in earlyoom nohang systemd-oomd; do
-        [[ -d $cache/root/$pkg/usr ]] && continue
-        mkdir -p "$cache/debs" "$cache/root/$pkg"
-        (cd "$cache/debs" && apt-get download "$pkg" >/dev/null 2>&1) ||
-                (apt-get update -qq && cd "$cache/debs" && apt-get download "$pkg" >/dev/null) ||
-                { echo "outcome: cannot download Debian's $pkg package" >&2; exit 77; }
-        dpkg-deb -x "$(ls "$cache/debs/${pkg}"_*.deb | tail -1)" "$cache/root/$pkg"
-done
-versions=$(for pkg in earlyoom nohang systemd-oomd; do
-        echo "$pkg $(dpkg-deb -f "$(ls "$cache/debs/${pkg}"_*.deb | tail -1)" Version)"
-done | paste -sd',' | sed 's/,/, /g')
+# shellcheck source=alternatives.sh
+. "$here/bench/alternatives.sh"
+alternatives_unpack "$cache" outcome
+versions=$ALTERNATIVES_VERSIONS
 echo "outcome: alternatives: $versions; MariaDB $(mariadbd --version | awk '{print $3}'); sysbench $(sysbench --version | awk '{print $2}')"
 echo "outcome: scenarios $scenarios; governors $governors; $runs run(s); phase ${scale}s; MemoryMax $max in a $vm_mem VM; $jobs VM(s) at once; results in $out"
 

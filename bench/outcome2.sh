@@ -87,17 +87,10 @@ phases_of() { case $1 in ramp) echo 10 ;; growth) echo 10 ;; storm) echo 8 ;; li
 
 # The alternatives, from Debian's packages, unpacked.
 cache=${MEMGOV_BENCH_CACHE:-/var/cache/memgov-bench}
-for pkg in earlyoom nohang systemd-oomd; do
-        [[ -d $cache/root/$pkg/usr ]] && continue
-        mkdir -p "$cache/debs" "$cache/root/$pkg"
-        (cd "$cache/debs" && apt-get download "$pkg" >/dev/null 2>&1) ||
-                (apt-get update -qq && cd "$cache/debs" && apt-get download "$pkg" >/dev/null) ||
-                { echo "outcome2: cannot download Debian's $pkg package" >&2; exit 77; }
-        dpkg-deb -x "$(ls "$cache/debs/${pkg}"_*.deb | tail -1)" "$cache/root/$pkg"
-done
-versions=$(for pkg in earlyoom nohang systemd-oomd; do
-        echo "$pkg $(dpkg-deb -f "$(ls "$cache/debs/${pkg}"_*.deb | tail -1)" Version)"
-done | paste -sd',' | sed 's/,/, /g')
+# shellcheck source=alternatives.sh
+. "$here/bench/alternatives.sh"
+alternatives_unpack "$cache" outcome2
+versions=$ALTERNATIVES_VERSIONS
 
 # The servers: MariaDB 10.11 is the host's package; the others the test suite's chroots, each
 # with its data directory template.
