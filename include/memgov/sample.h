@@ -22,6 +22,7 @@ typedef enum SampleHas {
         SAMPLE_HAS_ACCEPTING = 1 << 9,   /* whether the server accepts clients yet (see accepting) */
         SAMPLE_HAS_SERVER_MEMORY = 1 << 10, /* the server's own memory figures (memgov explain's) */
         SAMPLE_HAS_ALLOCATOR = 1 << 11,     /* its allocator's (memgov explain's) */
+        SAMPLE_HAS_POOL_FILL = 1 << 12,     /* its InnoDB buffer pool's pages in use, as last read */
 } SampleHas;
 
 
@@ -62,6 +63,11 @@ typedef struct Sample {
          * cgroup's figures (explain_input_from_sample). */
         uint64_t server_pool, server_accounted, server_sessions; /* SAMPLE_HAS_SERVER_MEMORY */
         uint64_t allocator_free, allocator_in_use;               /* SAMPLE_HAS_ALLOCATOR */
+        /* The buffer pool's pages in use and its free pages (bytes), as read at pool_read (the
+         * monotonic clock) on the session kept for the actions, carried from one sample to the
+         * next: the engine takes the pool's filling out of the ETA (pool-fill.h). */
+        uint64_t pool_in_use, pool_room; /* SAMPLE_HAS_POOL_FILL */
+        usec_t pool_read;
 
         uint64_t host_total; /* MemTotal */
         uint64_t ws;         /* with SAMPLE_HAS_WS */

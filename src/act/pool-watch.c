@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "memgov/clock.h"
 #include "memgov/log.h"
 #include "memgov/macro.h"
 #include "memgov/strutil.h"
@@ -13,11 +14,15 @@
 
 static const char query[] =
         "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('innodb_buffer_pool_size', "
-        "'innodb_buffer_pool_size_auto_min')";
+        "'innodb_buffer_pool_size_auto_min', 'innodb_page_size')";
+/* Its pages in use, for the engine's ETA (pool-fill.h): both servers count them this way. */
+static const char fill_query[] =
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_buffer_pool_pages_total', "
+        "'Innodb_buffer_pool_pages_free')";
 
 typedef struct Read {
-        bool have_size, have_auto_min;
-        uint64_t size, auto_min;
+        bool have_size, have_auto_min, have_page_size, have_total, have_free;
+        uint64_t size, auto_min, page_size, pages_total, pages_free;
 } Read;
 
 static int read_row(void *userdata, unsigned n, char **row) {
@@ -28,6 +33,12 @@ static int read_row(void *userdata, unsigned n, char **row) {
                 r->have_size = parse_decimal_u64(row[1], &r->size);
         else if (!strcasecmp(row[0], "innodb_buffer_pool_size_auto_min"))
                 r->have_auto_min = parse_decimal_u64(row[1], &r->auto_min);
+        else if (!strcasecmp(row[0], "innodb_page_size"))
+                r->have_page_size = parse_decimal_u64(row[1], &r->page_size);
+        else if (!strcasecmp(row[0], "Innodb_buffer_pool_pages_total"))
+                r->have_total = parse_decimal_u64(row[1], &r->pages_total);
+        else if (!strcasecmp(row[0], "Innodb_buffer_pool_pages_free"))
+                r->have_free = parse_decimal_u64(row[1], &r->pages_free);
         return 0;
 }
 
@@ -50,14 +61,30 @@ void pool_watch_resized(pid_t pid, uint64_t starttime, uint64_t size) {
         pthread_mutex_unlock(&watched.lock);
 }
 
-void pool_watch(SqlConn *conn, pid_t pid, uint64_t starttime) {
+void pool_watch_sample(pid_t pid, uint64_t starttime, Sample *s) {
+        pthread_mutex_lock(&watched.lock);
+        const PoolWatchInfo *w = &watched.info;
+        if (w->known && w->fill_known && w->pid == pid && w->starttime == starttime) {
+                s->pool_in_use = w->in_use;
+                s->pool_room = w->room;
+                s->pool_read = w->fill_at;
+                s->has |= SAMPLE_HAS_POOL_FILL;
+        }
+        pthread_mutex_unlock(&watched.lock);
+}
+
+bool pool_watch(SqlConn *conn, pid_t pid, uint64_t starttime) {
         char why[256], a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], m[FORMAT_BYTES_MAX], t[FORMAT_BYTES_MAX];
         Read r = {};
 
         /* A server without InnoDB, or one that did not answer: nothing to watch this time (the
          * kept session's own failure is said where it is kept). */
         if (sql_run(conn, query, read_row, &r, why, sizeof(why)) < 0 || !r.have_size || r.size == 0)
-                return;
+                return false;
+        /* Its fill is read right after; a server that does not answer it keeps no fill. */
+        bool fill = r.have_page_size && r.page_size > 0 && sql_run(conn, fill_query, read_row, &r, why, sizeof(why)) >= 0 &&
+                    r.have_total && r.have_free && r.pages_free <= r.pages_total;
+        usec_t fill_at = now_clock(CLOCK_MONOTONIC);
 
         PoolWatchInfo was;
         pool_watch_info(&was);
@@ -66,6 +93,12 @@ void pool_watch(SqlConn *conn, pid_t pid, uint64_t starttime) {
         if (!same)
                 now = (PoolWatchInfo) { .pid = pid, .starttime = starttime, .known = true, .found = r.size };
         now.size = r.size;
+        now.fill_known = fill;
+        if (fill) {
+                now.in_use = (r.pages_total - r.pages_free) * r.page_size;
+                now.room = r.pages_free * r.page_size;
+                now.fill_at = fill_at;
+        }
         now.have_auto_min = r.have_auto_min;
         now.auto_min = r.auto_min;
         /* MariaDB's auto_min defaults to innodb_buffer_pool_size_max: the server's own shrinking
@@ -98,4 +131,6 @@ void pool_watch(SqlConn *conn, pid_t pid, uint64_t starttime) {
         pthread_mutex_lock(&watched.lock);
         watched.info = now;
         pthread_mutex_unlock(&watched.lock);
+        /* Filling: room left, and more pages in use than at the last reading (or none yet). */
+        return fill && now.room > 0 && (!same || !was.fill_known || now.in_use > was.in_use);
 }

@@ -132,6 +132,7 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
          * session rather than at the first reset, when it is too late to turn the instruments
          * on; and the buffer pool, as the server keeps it between memgov's own steps. */
         _cleanup_sql_ SqlConn kept_conn = {};
+        bool filling = false;
         if (st == SQL_KEEP_OPEN && c->target->pid > 0 &&
             sql_connect(c->policy, c->target->pid, &kept_conn, why, sizeof(why)) >= 0) { /* the one kept */
                 if (opened) {
@@ -144,7 +145,7 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
                         if (c->policy->n_exempt_users > 0)
                                 say_anonymous_accounts(&kept_conn);
                 }
-                pool_watch(&kept_conn, c->target->pid, c->target->starttime);
+                filling = pool_watch(&kept_conn, c->target->pid, c->target->starttime);
                 sql_close(&kept_conn); /* given back before the put-back below, which takes it */
         }
         /* What the memgov before this one changed and did not put back, once the server takes
@@ -164,5 +165,7 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
          * longer (a long crash recovery, a Galera joiner waiting for its state) is looked at as
          * any other. */
         bool early = now_clock(CLOCK_MONOTONIC) - now.first_look < ACTION_IDLE_STARTING_FOR;
-        return starting && st != SQL_KEEP_OFF && early ? ACTION_IDLE_STARTING : ACTION_IDLE_EVERY;
+        if (starting && st != SQL_KEEP_OFF && early)
+                return ACTION_IDLE_STARTING;
+        return filling ? POOL_WATCH_FILLING : ACTION_IDLE_EVERY;
 }

@@ -114,7 +114,7 @@ const char *ctx(Tick *k) {
 }
 
 static void describe(Tick *k) {
-        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], r[FORMAT_RATE_MAX], t[FORMAT_TIMESPAN_MAX];
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], r[FORMAT_RATE_MAX], pr[FORMAT_RATE_MAX], t[FORMAT_TIMESPAN_MAX];
         const Trend *tr = trend_in_use(k->e);
         char w[FORMAT_TIMESPAN_MAX], over[8 + FORMAT_TIMESPAN_MAX] = "";
         if (tr == &k->e->trend_short || tr->stretched)
@@ -134,6 +134,14 @@ static void describe(Tick *k) {
                 snprintf(p, left, ", trend not known yet");
         else if (fabs(tr->slope) * 3600.0 < (double) (1ULL << 20))
                 snprintf(p, left, ", steady");
+        else if (tr->slope > 0 && k->pool_rate > 0 && k->eta != USEC_INFINITY)
+                snprintf(p, left, ", rising %s%s (the buffer pool %s of it, %s to fill), OOM in %s",
+                         format_rate(r, tr->slope), over, format_rate(pr, k->pool_rate),
+                         format_bytes(a, k->pool_room), format_timespan(t, k->eta));
+        else if (tr->slope > 0 && k->pool_rate > 0)
+                snprintf(p, left, ", rising %s%s, the buffer pool filling (%s of it, %s to fill)",
+                         format_rate(r, tr->slope), over, format_rate(pr, k->pool_rate),
+                         format_bytes(a, k->pool_room));
         else if (tr->slope > 0 && k->eta != USEC_INFINITY)
                 snprintf(p, left, ", rising %s%s, OOM in %s", format_rate(r, tr->slope), over,
                          format_timespan(t, k->eta));

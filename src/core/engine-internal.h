@@ -10,6 +10,7 @@
 #include <stdarg.h>
 
 #include "memgov/engine.h"
+#include "memgov/pool-fill.h"
 #include "memgov/trend.h"
 #include "memgov/units.h"
 
@@ -78,6 +79,8 @@ struct Engine {
          * (the first minutes of a run), so that a fast event has an ETA too. */
         Trend trend, trend_short;
         uint64_t last_budget;
+        /* The buffer pool's readings: its filling is taken out of the ETA (pool-fill.h). */
+        PoolFill pool_fill;
 
         /* The server was seen starting (listening on nothing yet, SAMPLE_HAS_ACCEPTING), at this
          * working set; whether the hold was said for this startup. A new server process, where
@@ -106,6 +109,8 @@ typedef struct Tick {
         uint32_t ws_bp;
         usec_t eta;
         usec_t eta_too_far; /* the short trend's ETA, not believed (see short_trend_eta()); 0: none */
+        double pool_rate;   /* of the trend's slope, the buffer pool filling (bytes per second); 0: none */
+        uint64_t pool_room; /* ... and what it has left to fill */
         bool rising;
         bool emergency;
         bool stalled; /* the emergency is a stall at restart.at (see engine_step), not an ETA */
@@ -219,8 +224,14 @@ bool decided_this_tick(const Tick *k, ActionKind a);
 void trends_init(Engine *e, const Policy *p);
 const Trend *trend_in_use(const Engine *e);
 usec_t short_trend_eta(Tick *k, const Trend *tr, usec_t eta);
+/* The ETA with the buffer pool's filling counted only up to the pool's size (pool-fill.h). */
+usec_t pool_filling_eta(Tick *k, const Trend *tr, usec_t eta);
+/* The ETA with the buffer pool's filling counted only up to the pool's size (pool-fill.h). */
+usec_t pool_filling_eta(Tick *k, const Trend *tr, usec_t eta);
 uint64_t resolve_budget(const Tick *k, const char **ret_source);
 void recent_add(Engine *e, usec_t t, uint64_t ws);
+/* The working set of the sample before the latest one added, and its time. */
+bool recent_previous(const Engine *e, usec_t *ret_t, uint64_t *ret_ws);
 /* Median of the (at most max_n <= 5) latest working-set figures taken after `since`. */
 uint64_t recent_median(const Engine *e, usec_t since, bool inclusive, unsigned max_n);
 void observe_startup(Tick *k);

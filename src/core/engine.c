@@ -293,7 +293,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         trend_add(&e->trend, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
         trend_add(&e->trend_short, s->mono, k.ws, apply_bp(k.budget, p->trend_drop));
         const Trend *tr = trend_in_use(e);
-        k.eta = out->eta = short_trend_eta(&k, tr, trend_eta(tr, k.ws, k.budget));
+        k.eta = out->eta = short_trend_eta(&k, tr, pool_filling_eta(&k, tr, trend_eta(tr, k.ws, k.budget)));
         k.ws_bp = out->ws_bp = ratio_bp(k.ws, k.budget);
         out->trend_valid = tr->valid;
         out->slope = tr->valid ? tr->slope : 0;

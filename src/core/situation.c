@@ -33,6 +33,39 @@ usec_t short_trend_eta(Tick *k, const Trend *tr, usec_t eta) {
         return USEC_INFINITY;
 }
 
+/* The pool's readings come with the samples, each carried until the next: one is new when its
+ * time is. Its working set is the samples' at its time (between the last sample and this one);
+ * its share of the rise is taken over the span the trend looks back, so that both speak of the
+ * same stretch of time. */
+usec_t pool_filling_eta(Tick *k, const Trend *tr, usec_t eta) {
+        const Sample *s = k->s;
+        Engine *e = k->e;
+        const PoolFillReading *last;
+        double share;
+
+        if ((s->has & SAMPLE_HAS_POOL_FILL) && s->pool_read <= s->mono) {
+                PoolFillReading r = { .t = s->pool_read, .in_use = s->pool_in_use, .room = s->pool_room, .ws = k->ws };
+                uint64_t prev_ws;
+                usec_t prev_t;
+                if (recent_previous(e, &prev_t, &prev_ws) && prev_t < s->pool_read && prev_t < s->mono)
+                        r.ws = (uint64_t) ((double) prev_ws + ((double) k->ws - (double) prev_ws) *
+                                                                      (double) (s->pool_read - prev_t) /
+                                                                      (double) (s->mono - prev_t));
+                pool_fill_add(&e->pool_fill, s->pid, &r);
+        }
+        if (eta == 0 || eta == USEC_INFINITY || !tr->valid)
+                return eta;
+        usec_t since = s->mono > tr->span + tr->bucket_len ? s->mono - tr->span - tr->bucket_len : 0;
+        if (!pool_fill_share(&e->pool_fill, s->pid, since, s->mono, &share, &last))
+                return eta;
+        double rate = share * tr->slope, filled = rate * (double) (s->mono - last->t) / (double) USEC_PER_SEC;
+        if (!(rate > 0) || filled >= (double) last->room)
+                return eta;
+        k->pool_rate = rate;
+        k->pool_room = last->room - (uint64_t) filled;
+        return pool_fill_eta(tr->slope, rate, k->pool_room, k->ws, k->budget);
+}
+
 /* Host RAM minus budget.host-reserve: no raise of memory.max ever goes past it, and with
  * budget.size = auto and no memory.max it is the budget. 0: no room on this host. */
 uint64_t host_top(const Policy *p, const Sample *s) {
@@ -85,6 +118,15 @@ void recent_add(Engine *e, usec_t t, uint64_t ws) {
                 e->recent_n++;
         e->recent_ws[i] = ws;
         e->recent_t[i] = t;
+}
+
+bool recent_previous(const Engine *e, usec_t *ret_t, uint64_t *ret_ws) {
+        if (e->recent_n < 2)
+                return false;
+        unsigned i = (e->recent_head + e->recent_n - 2) % ELEMENTSOF(e->recent_ws);
+        *ret_t = e->recent_t[i];
+        *ret_ws = e->recent_ws[i];
+        return true;
 }
 
 /* Median of the (at most max_n <= 5) latest working-set figures taken after `since`. */

@@ -77,6 +77,9 @@ static const TraceColumn columns[] = {
         C("server_sessions", T_U64, server_sessions, SAMPLE_HAS_SERVER_MEMORY, false),
         C("allocator_free", T_U64, allocator_free, SAMPLE_HAS_ALLOCATOR, true),
         C("allocator_in_use", T_U64, allocator_in_use, SAMPLE_HAS_ALLOCATOR, false),
+        C("pool_in_use", T_U64, pool_in_use, SAMPLE_HAS_POOL_FILL, true),
+        C("pool_room", T_U64, pool_room, SAMPLE_HAS_POOL_FILL, true),
+        C("pool_read_us", T_U64, pool_read, SAMPLE_HAS_POOL_FILL, true),
 };
 
 #define N_FIXED ELEMENTSOF(columns)

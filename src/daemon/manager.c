@@ -30,6 +30,7 @@
 #include "memgov/log.h"
 #include "memgov/parse-cgroup.h"
 #include "memgov/policy-file.h"
+#include "memgov/pool-watch.h"
 #include "memgov/privileges.h"
 #include "memgov/sql.h"
 #include "memgov/sql-keep.h"
@@ -640,6 +641,8 @@ void manager_tick(Manager *m, const char *reason) {
         sample_accepting(m, &s);
         if ((s.has & SAMPLE_HAS_PROCESS) && s.pid > 0)
                 explain_watch_sample(s.pid, m->target.starttime, &s);
+        if ((s.has & SAMPLE_HAS_PROCESS) && s.pid > 0)
+                pool_watch_sample(s.pid, m->target.starttime, &s);
         /* A job that finished while the sample was read: its result belongs to this tick (one
          * that finishes after this is still counted pending, action_worker_pending()). */
         collect_results(m);

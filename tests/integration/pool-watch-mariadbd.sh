@@ -6,7 +6,8 @@
 # keeps open, says that the server shrinks its pool by itself and down to what; a shrink it did
 # not make (here an administrator's SET GLOBAL, which is what the server's own looks like from
 # outside) is logged with what it gave back and counted in memgov status; a growth back is said
-# too, and not counted.
+# too, and not counted. Its pages in use and free pages, read on the same session for the ETA,
+# are in the samples memgov records, as the server counts them.
 #   pool-watch-mariadbd.sh MEMGOV
 set -euo pipefail
 memgov=$1
@@ -36,7 +37,8 @@ method = sql
 EOF
 mkdir -m 700 "$dir/state"
 log=$dir/memgov.log
-"$memgov" run --pid "$MARIADB_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" --state-dir "$dir/state" >"$log" 2>&1 &
+"$memgov" run --pid "$MARIADB_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" --state-dir "$dir/state" \
+        --record "$dir/trace.csv" >"$log" 2>&1 &
 daemon=$!
 wait_log() { # PATTERN SECONDS
         for _ in $(seq $(($2 * 10))); do
@@ -49,6 +51,25 @@ wait_log() { # PATTERN SECONDS
 wait_log "pool: buffer pool 64M; the server shrinks it by itself on memory pressure, down to 32M" 30 ||
         fail "the server's own shrinking was not said"
 echo "pool-watch-mariadbd: $(grep -m1 -o 'pool: buffer pool 64M;.*' "$log")"
+
+# The pool's fill in the samples: the last recorded reading against the server's own count, the
+# server idle (no page is read in between).
+sleep 3
+status_pages() { mariadb_sql "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = '$1'"; }
+page=$(mariadb_sql "SELECT @@GLOBAL.innodb_page_size")
+want_in_use=$((($(status_pages INNODB_BUFFER_POOL_PAGES_TOTAL) - $(status_pages INNODB_BUFFER_POOL_PAGES_FREE)) * page))
+want_room=$(($(status_pages INNODB_BUFFER_POOL_PAGES_FREE) * page))
+python3 - "$dir/trace.csv" "$want_in_use" "$want_room" <<'PY' || fail "the pool's fill in the trace"
+import csv, sys
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")) if r.get("pool_read_us")]
+if not rows:
+    sys.exit("no sample carries the pool's fill")
+last = rows[-1]
+got = (int(last["pool_in_use"]), int(last["pool_room"]))
+if got != (int(sys.argv[2]), int(sys.argv[3])):
+    sys.exit(f"pool_in_use, pool_room {got}, the server says {sys.argv[2]}, {sys.argv[3]}")
+print(f"pool-watch-mariadbd: the samples carry the pool's fill: {got[0]} in use, {got[1]} free, as the server counts")
+PY
 
 mariadb_sql "SET GLOBAL innodb_buffer_pool_size = $((48 * M))"
 wait_log "pool: the buffer pool shrank without memgov: 64M -> 48M, 16M given back" 30 ||
@@ -77,4 +98,4 @@ python3 -c 'import json, sys
 b = json.load(open(sys.argv[1]))["server"]["buffer_pool"]
 sys.exit(0 if b["size"] == 64 << 20 and b["shrunk_by_server"] == 16 << 20 else f"buffer_pool: {b}")' "$dir/status.json" ||
         fail "after the growth back"
-echo "pool-watch-mariadbd: ok: the server's own shrinking said, a shrink memgov did not make counted (16M), the growth back said"
+echo "pool-watch-mariadbd: ok: the pool's fill in the samples, the server's own shrinking said, a shrink memgov did not make counted (16M), the growth back said"

@@ -123,7 +123,7 @@ static void test_memgov_roundtrip(void **state) {
                 .utc_offset = -18000,
                 .has = SAMPLE_HAS_WALL | SAMPLE_HAS_CGROUP | SAMPLE_HAS_EVENTS | SAMPLE_HAS_PSI | SAMPLE_HAS_PROCESS |
                        SAMPLE_HAS_UPTIME | SAMPLE_HAS_HOST | SAMPLE_HAS_CONNECTIONS | SAMPLE_HAS_ACCEPTING |
-                       SAMPLE_HAS_SERVER_MEMORY | SAMPLE_HAS_ALLOCATOR,
+                       SAMPLE_HAS_SERVER_MEMORY | SAMPLE_HAS_ALLOCATOR | SAMPLE_HAS_POOL_FILL,
                 .memory_current = 5ULL << 30,
                 .memory_high = SIZE_UNLIMITED,
                 .memory_max = 6ULL << 30,
@@ -153,6 +153,9 @@ static void test_memgov_roundtrip(void **state) {
                 .server_sessions = 292 * MB,
                 .allocator_free = 154 * MB,
                 .allocator_in_use = 250 * MB,
+                .pool_in_use = 96 * MB,
+                .pool_room = 32 * MB,
+                .pool_read = 123000000,
         };
         assert_true(trace_format_header(header, sizeof(header)) > 0);
         int n = trace_format_row(&a, row, sizeof(row));
@@ -172,11 +175,14 @@ static void test_memgov_roundtrip(void **state) {
         /* The freed columns come from the registry, after memgov's own: an older trace had them
          * between failed and pending, and reads the same (the reader goes by name). */
         assert_string_contains(header, ",limits_readonly,connections,accepting,not_done,");
-        assert_string_contains(header, ",allocator_in_use,trim_freed,reset_freed");
+        assert_string_contains(header, ",pool_read_us,trim_freed,reset_freed");
         assert_string_contains(row, ",171,");
         /* memgov explain's figures of the server, as the daemon last measured them. */
         assert_string_contains(header, ",server_pool,server_accounted,server_sessions,allocator_free,allocator_in_use,");
         assert_string_contains(row, ",134217728,41943040,306184192,161480704,262144000,");
+        /* The buffer pool's fill as last read, for the ETA (pool-fill.h). */
+        assert_string_contains(header, ",allocator_in_use,pool_in_use,pool_room,pool_read_us,");
+        assert_string_contains(row, ",100663296,33554432,123000000,");
         /* Then the baseline columns (the buffer pool's configured size, as the pool step found it). */
         assert_string_contains(header, ",pool_freed,pool_configured");
         assert_string_contains(row, ",2147483648");
@@ -195,7 +201,7 @@ static void test_memgov_roundtrip(void **state) {
         /* Nor whether the server accepted clients: not known, not "starting". */
         assert_false(o.has & SAMPLE_HAS_ACCEPTING);
         /* Nor explain's figures. */
-        assert_false(o.has & (SAMPLE_HAS_SERVER_MEMORY | SAMPLE_HAS_ALLOCATOR));
+        assert_false(o.has & (SAMPLE_HAS_SERVER_MEMORY | SAMPLE_HAS_ALLOCATOR | SAMPLE_HAS_POOL_FILL));
 
         /* A sample with no cgroup, no PSI full line, nothing reported. */
         Sample c = { .mono = 123456790, .has = SAMPLE_HAS_PROCESS | SAMPLE_HAS_PSI, .rss = 100, .psi = { .some = { 1, 2, 3, 4 } } };

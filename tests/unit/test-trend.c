@@ -3,6 +3,7 @@
 
 #include <math.h>
 
+#include "memgov/pool-fill.h"
 #include "memgov/trend.h"
 
 #define MB (1ULL << 20)
@@ -198,6 +199,59 @@ static void test_dense_sampling_is_bounded(void **state) {
         free(t);
 }
 
+/* The pool's part of a rise ends with its free pages; the rest of the rise goes on. */
+static void test_pool_fill_eta(void **state) {
+        const usec_t S = USEC_PER_SEC;
+        /* 10M/s, 6M/s of it the pool with 60M to fill: 100M in 10 s, then 4M/s for the 900M left. */
+        assert_int_equal(pool_fill_eta(10.0 * MB, 6.0 * MB, 60 * MB, 0, 1000 * MB), 235 * S);
+        /* The same rise with nothing known of the pool: the plain ETA. */
+        assert_int_equal(pool_fill_eta(10.0 * MB, 0, 60 * MB, 0, 1000 * MB), 100 * S);
+        /* The pool alone fills past the limit: the limit comes first, at the whole slope. */
+        assert_int_equal(pool_fill_eta(10.0 * MB, 10.0 * MB, 2000 * MB, 0, 1000 * MB), 100 * S);
+        /* The whole rise is the pool, with room for less than the limit: no OOM. A pool rate
+         * above the slope explains the whole slope, no more. */
+        assert_int_equal(pool_fill_eta(10.0 * MB, 10.0 * MB, 60 * MB, 0, 1000 * MB), USEC_INFINITY);
+        assert_int_equal(pool_fill_eta(10.0 * MB, 20.0 * MB, 60 * MB, 0, 1000 * MB), USEC_INFINITY);
+        /* At or over the limit, and not rising. */
+        assert_int_equal(pool_fill_eta(10.0 * MB, 10.0 * MB, 60 * MB, 1000 * MB, 1000 * MB), 0);
+        assert_int_equal(pool_fill_eta(0, 0, 60 * MB, 0, 1000 * MB), USEC_INFINITY);
+}
+
+/* The pool's share of the working set's rise, from readings at the same instants. */
+static void test_pool_fill_share(void **state) {
+        const usec_t S = USEC_PER_SEC;
+        PoolFill f = {};
+        const PoolFillReading *last;
+        double share;
+
+        /* Readings every 10 s: the working set +300M, the pool +200M of it. */
+        for (unsigned i = 0; i <= 6; i++)
+                pool_fill_add(&f, 100, &(PoolFillReading) { .t = (100 + 10 * i) * S, .in_use = (10 + 40 * i) * MB,
+                                                             .room = (500 - 40 * i) * MB, .ws = (1000 + 50 * i) * MB });
+        assert_true(pool_fill_share(&f, 100, 100 * S, 161 * S, &share, &last));
+        assert_true(fabs(share - 0.8) < 1e-9 && last->t == 160 * S && last->room == 260 * MB);
+        /* From the reading at or before `since`: 130 s to 160 s, the same share. */
+        assert_true(pool_fill_share(&f, 100, 135 * S, 161 * S, &share, &last));
+        assert_true(fabs(share - 0.8) < 1e-9);
+        /* Another process, stale readings, too short a span: nothing. */
+        assert_false(pool_fill_share(&f, 101, 100 * S, 161 * S, &share, &last));
+        assert_false(pool_fill_share(&f, 100, 100 * S, 221 * S, &share, &last));
+        assert_false(pool_fill_share(&f, 100, 160 * S, 161 * S, &share, &last));
+        /* A repeated or older reading is ignored. */
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 160 * S, .in_use = 0, .room = 0, .ws = 0 });
+        assert_true(pool_fill_share(&f, 100, 100 * S, 161 * S, &share, &last) && last->in_use == 250 * MB);
+        /* The pool full: no share. A pool that grew more than the working set explains all of it. */
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 170 * S, .in_use = 510 * MB, .room = 0, .ws = 1400 * MB });
+        assert_false(pool_fill_share(&f, 100, 100 * S, 171 * S, &share, &last));
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 180 * S, .in_use = 600 * MB, .room = 10 * MB, .ws = 1410 * MB });
+        assert_true(pool_fill_share(&f, 100, 175 * S, 181 * S, &share, &last) && share == 1.0);
+        /* A working set that fell: nothing to share. A new process forgets the old one's. */
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 190 * S, .in_use = 610 * MB, .room = 5 * MB, .ws = 1300 * MB });
+        assert_false(pool_fill_share(&f, 100, 185 * S, 191 * S, &share, &last));
+        pool_fill_add(&f, 200, &(PoolFillReading) { .t = 200 * S, .in_use = 10 * MB, .room = 5 * MB, .ws = 100 * MB });
+        assert_int_equal(f.n, 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_not_valid_until_enough_points),
@@ -209,6 +263,8 @@ int main(void) {
                 cmocka_unit_test(test_gaps_and_window),
                 cmocka_unit_test(test_time_backwards_ignored),
                 cmocka_unit_test(test_dense_sampling_is_bounded),
+                cmocka_unit_test(test_pool_fill_eta),
+                cmocka_unit_test(test_pool_fill_share),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
