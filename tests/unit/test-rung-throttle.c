@@ -50,6 +50,46 @@ static void test_throttle_planner(void **state) {
         sim_free(sim);
 }
 
+/* A rise far under throttle.at brings the ladder up on its ETA, then stops: once nothing rises
+ * any more, memory.high is not lowered further while the ladder comes down a rung at a time. */
+static void test_throttle_holds_when_nothing_rises(void **state) {
+        Sim *sim = sim_new(false);
+        uint64_t ws = 4 * GB;
+        sim->s.uptime = 60 * SEC; /* a server just started: restart.min-uptime holds the restart */
+        set_ws(sim, ws);
+        sim_run(sim, 20 * SEC, SEC);
+        /* +40M a second for 30 s: 40% -> 52% of the budget, an OOM a few minutes away. */
+        for (unsigned i = 0; i < 30; i++) {
+                ws += 40 * MB;
+                set_ws(sim, ws);
+                sim_tick(sim, SEC);
+        }
+        expect(sim->e->level >= LEVEL_THROTTLE);
+        /* Flat from here; the trims and resets it may have decided freed nothing. Every lowering
+         * comes with an OOM ahead (believed or not yet: "OOM in"), never after. */
+        unsigned after = 0;
+        uint64_t high = SIZE_UNLIMITED;
+        for (unsigned i = 0; i < 180; i++) {
+                unsigned mark = sim->n;
+                sim_tick(sim, SEC);
+                resets_free(sim, FINDS_NONE);
+                for (unsigned j = mark; j < sim->n; j++) {
+                        const Decision *d = &sim->log[j];
+                        if (decision_class(d) != T_SET_HIGH)
+                                continue;
+                        if (strstr(d->reason, "throttle: toward"))
+                                after += !strstr(d->reason, "OOM in");
+                        high = d->value;
+                }
+        }
+        expect(after == 0);
+        /* It was lowered on the rise (the test sees the rung act), and the ladder came down. */
+        expect(find_text(sim, T_SET_HIGH, "throttle: toward", 0));
+        expect(sim->e->level == LEVEL_NORMAL && high == CALM);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 /* A stall at memory.high is seen from its first second: PSI's cumulative full stall time, not
  * avg10 (which took 25 s to reach the guard in the outcome benchmark's growth, the server not
  * answering meanwhile). A stall under the guard does not back off. */
@@ -222,6 +262,7 @@ static void test_high_out_of_the_way_when_the_restart_is_held(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_throttle_holds_when_nothing_rises),
                 cmocka_unit_test(test_throttle_planner),
                 cmocka_unit_test(test_throttle_guard_sees_stall_at_once),
                 cmocka_unit_test(test_foreign_memory_high_adopted),
