@@ -226,8 +226,6 @@ const Trend *trend_in_use(const Engine *e);
 usec_t short_trend_eta(Tick *k, const Trend *tr, usec_t eta);
 /* The ETA with the buffer pool's filling counted only up to the pool's size (pool-fill.h). */
 usec_t pool_filling_eta(Tick *k, const Trend *tr, usec_t eta);
-/* The ETA with the buffer pool's filling counted only up to the pool's size (pool-fill.h). */
-usec_t pool_filling_eta(Tick *k, const Trend *tr, usec_t eta);
 uint64_t resolve_budget(const Tick *k, const char **ret_source);
 void recent_add(Engine *e, usec_t t, uint64_t ws);
 /* The working set of the sample before the latest one added, and its time. */

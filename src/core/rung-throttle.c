@@ -127,7 +127,7 @@ static void throttle_after(Tick *k) {
                          * throttle.at: the ladder comes down a rung at a time, and a memory.high
                          * lowered meanwhile only slows a server that no longer grows, and meets
                          * what comes next lower than calm.
-                         * Seen: 497M -> 435M over a minute at 48% of the budget, no ETA any more. */
+                         * Seen: 497M -> 451M in 40 s at 48-49% of the budget, no OOM ahead. */
                         bool tighten = k->rising ||
                                        (p->step[LEVEL_THROTTLE].at > 0 && k->ws_bp >= p->step[LEVEL_THROTTLE].at);
                         if (cur > want && tighten && !pool_shrinking(e) &&
