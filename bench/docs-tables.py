@@ -9,6 +9,7 @@
 In a document a table sits between a line '<!-- table NAME: made by bench/docs-tables.py from
 PATH -->' and the line '<!-- end of table NAME -->'; everything between is replaced. Each NAME
 below says which kept results it is made from and how."""
+import glob
 import importlib.util
 import os
 import re
@@ -29,8 +30,9 @@ def load_report(name="outcome-report.py"):
 report = load_report()
 report2 = load_report("outcome2-report.py")
 PASS2 = os.path.join(RESULTS, "outcome2-pass")
-# memgov's runs of the first cell before the buffer pool's filling was taken out of the ETA.
-BEFORE2 = os.path.join(RESULTS, "outcome2-before-pool-fill")
+# Runs kept beside the pass for a comparison the docs make (memgov before a fix, or after one
+# not in the pass's build): bench/results/outcome2-NAME, each with its build.txt.
+BESIDE2 = sorted(d for d in glob.glob(os.path.join(RESULTS, "outcome2-*")) if os.path.isdir(d) and d != PASS2)
 GOVERNOR_NAME = {"oomd": "systemd-oomd"}
 
 
@@ -278,8 +280,9 @@ for _s in report.SCENARIOS:
 # One table per cell of the second version's kept pass: outcome2-SERVER-SETTING-SCENARIO.
 for _c in (report2.load(PASS2) if os.path.isdir(PASS2) else {}):
     TABLES["outcome2-" + "-".join(_c)] = (lambda c: lambda: table_outcome2(c))(_c)
-for _c in (report2.load(BEFORE2) if os.path.isdir(BEFORE2) else {}):
-    TABLES["outcome2-before-pool-fill-" + "-".join(_c)] = (lambda c: lambda: table_outcome2(c, BEFORE2))(_c)
+for _d in BESIDE2:
+    for _c in report2.load(_d):
+        TABLES[os.path.basename(_d) + "-" + "-".join(_c)] = (lambda c, d: lambda: table_outcome2(c, d))(_c, _d)
 
 DOCS = ["README.md", os.path.join("docs", "benchmarks.md")]
 BEGIN = re.compile(r"^<!-- table (\S+): made by bench/docs-tables\.py from (\S+) -->$")
