@@ -81,6 +81,9 @@ static inline bool trend_valid(const Trend *t) {
  * when not rising or the trend is not known. Times beyond a year count as never. */
 usec_t trend_eta(const Trend *t, uint64_t value, uint64_t limit);
 
+/* Seconds ahead as an ETA: beyond a year (or not finite) counts as never (USEC_INFINITY). */
+usec_t trend_eta_from_secs(double secs);
+
 /* When no trend is known because the samples are too far apart for the window even stretched:
  * the window that would hold min_points of them; 0 otherwise. */
 usec_t trend_window_needed(const Trend *t);

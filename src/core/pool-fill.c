@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The buffer pool's filling taken out of the ETA: see pool-fill.h. */
-#include <math.h>
-
 #include "memgov/pool-fill.h"
+#include "memgov/trend.h"
 
 static const PoolFillReading *reading(const PoolFill *f, unsigned i) {
         return &f->r[(f->head + i) % POOL_FILL_READINGS];
@@ -56,7 +55,5 @@ usec_t pool_fill_eta(double slope, double pool_rate, uint64_t room, uint64_t ws,
                 secs = fill_secs + (left - slope * fill_secs) / other;
         else
                 return USEC_INFINITY;
-        if (!isfinite(secs) || secs > 365.0 * 86400.0)
-                return USEC_INFINITY;
-        return (usec_t) (secs * (double) USEC_PER_SEC);
+        return trend_eta_from_secs(secs);
 }

@@ -232,7 +232,10 @@ usec_t trend_eta(const Trend *t, uint64_t value, uint64_t limit) {
                 return 0;
         if (!t->valid || !(t->slope > 0))
                 return USEC_INFINITY;
-        double secs = (double) (limit - value) / t->slope;
+        return trend_eta_from_secs((double) (limit - value) / t->slope);
+}
+
+usec_t trend_eta_from_secs(double secs) {
         if (!isfinite(secs) || secs > 365.0 * 86400.0)
                 return USEC_INFINITY;
         return (usec_t) (secs * (double) USEC_PER_SEC);
