@@ -128,17 +128,21 @@ static uid_t uid_min(void) {
         return login_defs_uid_min(n > 0 ? buf : "", n > 0 ? (size_t) n : 0);
 }
 
-/* What server_candidate_ok() judges, from the process's files in proc_fd. */
-static bool candidate_ok(int proc_fd, pid_t pid, const char *names, bool all_users, uid_t min, uid_t server_uid,
-                         char *why, size_t why_size) {
+/* What server_candidate_ok() judges, from the process's files in proc_fd: 1 a candidate, 0 not
+ * one (why says why), -ESRCH gone since it was listed (a server just stopped is no impostor). */
+static int candidate_ok(int proc_fd, pid_t pid, const char *names, bool all_users, uid_t min, uid_t server_uid,
+                        char *why, size_t why_size) {
         char path[64], exe_path[PATH_MAX];
         struct stat st;
         ProcStatus status;
         ProcCgroup cg;
 
-        if (proc_read_status(proc_fd, pid, &status) < 0) {
-                snprintf(why, why_size, "its status cannot be read");
-                return false;
+        int r = proc_read_status(proc_fd, pid, &status);
+        if (r == -ESRCH)
+                return r;
+        if (r < 0) {
+                snprintf(why, why_size, "its status cannot be read: %s", strerror(-r));
+                return 0;
         }
         bool has_cgroup = proc_read_cgroup(proc_fd, pid, &cg) == 0 && cg.has_unified;
         proc_path(proc_fd, pid, "exe", path, sizeof(path));
@@ -167,7 +171,7 @@ static bool candidate_ok(int proc_fd, pid_t pid, const char *names, bool all_use
                 .enforce = geteuid() == 0,
                 .uid_min = min,
         };
-        return server_candidate_ok(&f, why, why_size);
+        return server_candidate_ok(&f, why, why_size) ? 1 : 0;
 }
 
 int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, size_t why_size) {
@@ -201,14 +205,18 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
                 if (proc_read_comm(dirfd(d), (pid_t) pid, comm, sizeof(comm)) < 0 || !name_in_list(comm, names))
                         continue;
                 /* A server's helper processes (or threads shown as tasks) have it as parent. */
-                if (proc_read_stat(dirfd(d), (pid_t) pid, &st) < 0)
+                /* Exited (a zombie not yet reaped): neither the server nor an impostor. */
+                if (proc_read_stat(dirfd(d), (pid_t) pid, &st) < 0 || st.state == 'Z' || st.state == 'X')
                         continue;
                 char pcomm[64];
                 if (st.ppid > 0 && proc_read_comm(dirfd(d), st.ppid, pcomm, sizeof(pcomm)) == 0 && name_in_list(pcomm, names))
                         continue;
                 char not_server[128];
-                if (!candidate_ok(dirfd(d), (pid_t) pid, names, all_users, min, server_uid, not_server,
-                                  sizeof(not_server))) {
+                int ok = candidate_ok(dirfd(d), (pid_t) pid, names, all_users, min, server_uid, not_server,
+                                      sizeof(not_server));
+                if (ok < 0)
+                        continue;
+                if (ok == 0) {
                         if (n_ignored++ == 0) {
                                 ignored = (pid_t) pid;
                                 snprintf(ignored_why, sizeof(ignored_why), "%s", not_server);

@@ -299,6 +299,37 @@ static void test_process_target(void **state) {
         tree_free(tree);
 }
 
+/* A server that has just exited, seen while the processes are listed: a zombie not yet reaped, or
+ * one whose files are gone by the time they are read. Neither is the server, and neither is an
+ * impostor ignored (the message would send the operator looking for one). */
+static void test_process_exited(void **state) {
+        Tree *tree = tree_new();
+        Roots roots;
+        Target t;
+        char why[512];
+        open_roots(tree, &roots);
+
+        put(tree, "proc/812/stat", "812 (mariadbd) Z 700 812 812 0 -1 4194560 100 0 0 0 12 34 0 0 20 0 39 0 1620 0 0\n");
+        put_process(tree, 815, "mariadbd", 1, 1700, "/system.slice/mariadb.service");
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/proc/815/status", tree->root);
+        assert_int_equal(unlink(path), 0);
+
+        TargetSpec spec = { .kind = TARGET_PROCESS };
+        target_init(&t, &spec);
+        assert_int_equal(target_resolve(&t, &roots, NULL, why, sizeof(why)), -ESRCH);
+        assert_string_equal(why, "no process named mariadbd,mysqld is running");
+
+        /* An impostor beside them is still said. */
+        put_process(tree, 816, "mysqld", 1, 1800, "/user.slice");
+        put(tree, "proc/816/status", "Name:\tmysqld\nState:\tS (sleeping)\nTgid:\t816\nPPid:\t1\nUid:\t4242\t4242\t4242\t4242\n");
+        assert_int_equal(target_resolve(&t, &roots, NULL, why, sizeof(why)), -ESRCH);
+        assert_string_contains(why, "(1 ignored: process 816: ");
+
+        roots_close(&roots);
+        tree_free(tree);
+}
+
 /* A unit's server from its main process and its cgroup: the unit between runs (no main process)
  * with a helper of its own alone in its cgroup (ExecStopPost's sleep, a shell of ExecStartPre) has
  * no server yet; a wrapper or systemd's child before its command runs is not the server; the
@@ -381,6 +412,7 @@ int main(void) {
                 cmocka_unit_test(test_cgroup_target),
                 cmocka_unit_test(test_cgroup_vanishes),
                 cmocka_unit_test(test_process_target),
+                cmocka_unit_test(test_process_exited),
                 cmocka_unit_test(test_unit_server),
                 cmocka_unit_test(test_no_v2_memory),
         };
