@@ -43,6 +43,7 @@ struct Engine {
         usec_t level_since;
         usec_t last_action; /* any ladder action, for settle */
         usec_t calm_since;  /* when the ladder last came down below throttle */
+        usec_t rising_at;   /* the last sample with an OOM ahead (Tick.rising) */
 
         ActionState act[_ACTION_KIND_MAX];
         uint32_t hold_shown[_ACTION_KIND_MAX]; /* last hold reason code shown, not to repeat it */

@@ -327,9 +327,16 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
 
         hold_starting(&k);
 
-        /* Where the signals point, then higher while the rung there is not helping. */
+        /* Where the signals point, then higher while the rung there is not helping and the working
+         * set rises, or rose within settle (a sample that falls between two that rise is no calm).
+         * Once nothing has risen for settle a spent rung holds nothing up: the ladder comes down to
+         * it (trim spent for its hour held the ladder at throttle, with no calm for the pool to
+         * grow back, at 72% of the budget and a flat working set for 10 minutes). */
+        if (k.rising)
+                e->rising_at = now;
+        bool rose = k.rising || (e->rising_at > 0 && now - e->rising_at < p->settle);
         Level sig = signal_level(&k), target = sig;
-        while (target > LEVEL_NORMAL && step_exhausted(&k, target) && (k.rising || e->level > target)) {
+        while (target > LEVEL_NORMAL && step_exhausted(&k, target) && rose) {
                 Level up = next_above(&k, target);
                 /* Destructive rungs are entered on their own thresholds only. */
                 if (up == target || (engine_rung(up)->climbed_to && !engine_rung(up)->climbed_to(&k)))

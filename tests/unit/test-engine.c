@@ -87,6 +87,31 @@ static void test_hysteresis(void **state) {
         sim_free(sim);
 }
 
+/* A spent rung holds the ladder above it only while the working set rises: trim spent (for its
+ * hour) at 89%, the ladder at throttle; the working set then falls to 72% and stays, with no
+ * OOM ahead: the ladder comes down to trim (spent still), and throttle's memory.high goes back to
+ * calm. Seen: the ladder held at throttle for 10 minutes at 72% and a flat working set, with no
+ * calm for the buffer pool to grow back. */
+static void test_spent_rung_holds_nothing_once_flat(void **state) {
+        Sim *sim = sim_new(true);
+        set_ws(sim, 9 * GB + 100 * MB); /* 89%: over throttle.at 88% */
+        sim_run(sim, 60 * SEC, SEC);
+        expect(sim->e->act[ACTION_TRIM].spent);
+        expect(sim->e->level == LEVEL_THROTTLE);
+        unsigned mark = sim->n;
+        /* The workload gone: 72%, within trim's hysteresis, and flat. */
+        set_ws(sim, 7 * GB + 400 * MB);
+        sim_run(sim, 120 * SEC, SEC);
+        expect(sim->e->act[ACTION_TRIM].spent);
+        expect(sim->e->level == LEVEL_TRIM);
+        const Decision *down = find_level(sim, LEVEL_THROTTLE, LEVEL_TRIM, LEVEL_DOWN_CALM, mark);
+        expect(down && strstr(down->reason, "throttle no longer called for"));
+        const Decision *h = find_text(sim, T_SET_HIGH, "calm", mark);
+        expect(h && h->value == CALM);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 static void test_eta_trigger(void **state) {
         Sim *sim = sim_new(true);
         /* 50 % and rising 1G/h: 5h to the budget, under trim.eta 6h, while far below trim.at. */
@@ -664,6 +689,7 @@ int main(void) {
                 cmocka_unit_test(test_effect_from_working_set),
                 cmocka_unit_test(test_hysteresis),
                 cmocka_unit_test(test_eta_trigger),
+                cmocka_unit_test(test_spent_rung_holds_nothing_once_flat),
                 cmocka_unit_test(test_one_rung_per_tick_and_settle),
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_own_drops_keep_the_trend),
