@@ -12,13 +12,21 @@
  * two minutes away at half the budget. The shell reads the pool's pages in use now and then;
  * each reading is kept with the working set at its time. Between two readings, the pool's rise
  * over the working set's is the share of the trend that is the pool filling; the ETA counts
- * that share only until the pool's free pages are used up, and the rest of the slope as it is. */
+ * that share only until the pool's free pages are used up, and the rest of the slope as it is.
+ *
+ * Only the first fill of a process: once its pool has been full, the pages it frees later (the
+ * LRU's evictions, a shrink) stay resident, and filling them again costs no memory. Pages in use
+ * then say nothing of the working set (seen: after two pool steps down, the pool's rise taken
+ * for all of a rise that was anonymous memory, and no ETA at 95% of the budget). */
 
 #define POOL_FILL_READINGS 32
 /* A share needs two readings at least this far apart; a last reading older than STALE says
  * nothing of now (the shell reads every 2 s while the pool fills, every 10 s otherwise). */
 #define POOL_FILL_MIN_SPAN (5 * USEC_PER_SEC)
 #define POOL_FILL_STALE (60 * USEC_PER_SEC)
+/* Full: free pages under an eighth of the pool (InnoDB keeps innodb_lru_scan_depth pages free,
+ * 1024 a buffer pool instance: 16M, an eighth of the smallest default pool of 128M). */
+#define POOL_FILL_FULL_DIVISOR 8
 
 typedef struct PoolFillReading {
         usec_t t;
@@ -31,16 +39,18 @@ typedef struct PoolFill {
         pid_t pid;
         PoolFillReading r[POOL_FILL_READINGS]; /* oldest first in ring order */
         unsigned head, n;
+        bool been_full; /* the pool of pid has been full: no share from then on */
 } PoolFill;
 
 /* A reading of the pool of process pid: readings of another process are forgotten; one that
- * repeats the last (the same time) or goes back in time is ignored. */
+ * repeats the last (the same time) or goes back in time is ignored; one of a full pool ends the
+ * shares for pid. */
 void pool_fill_add(PoolFill *f, pid_t pid, const PoolFillReading *r);
 
 /* Of the working set's rise since `since` (from the reading at or before it to the last), the
  * share that is the pool filling (0..1), and the last reading. False when the pool does not
  * fill there: readings too few, too close or stale at `now`, a working set that did not rise,
- * a pool that did not grow or has no room left. */
+ * a pool that did not grow or has no room left, or a pool that has been full. */
 bool pool_fill_share(const PoolFill *f, pid_t pid, usec_t since, usec_t now, double *ret_share,
                      const PoolFillReading **ret_last);
 

@@ -12,6 +12,8 @@ void pool_fill_add(PoolFill *f, pid_t pid, const PoolFillReading *r) {
                 *f = (PoolFill) { .pid = pid };
         if (f->n > 0 && r->t <= reading(f, f->n - 1)->t)
                 return;
+        if (r->room < (r->in_use + r->room) / POOL_FILL_FULL_DIVISOR)
+                f->been_full = true;
         if (f->n == POOL_FILL_READINGS) {
                 f->head = (f->head + 1) % POOL_FILL_READINGS;
                 f->n--;
@@ -22,7 +24,7 @@ void pool_fill_add(PoolFill *f, pid_t pid, const PoolFillReading *r) {
 
 bool pool_fill_share(const PoolFill *f, pid_t pid, usec_t since, usec_t now, double *ret_share,
                      const PoolFillReading **ret_last) {
-        if (f->pid != pid || f->n < 2)
+        if (f->pid != pid || f->n < 2 || f->been_full)
                 return false;
         const PoolFillReading *last = reading(f, f->n - 1);
         unsigned first = 0;

@@ -240,16 +240,28 @@ static void test_pool_fill_share(void **state) {
         /* A repeated or older reading is ignored. */
         pool_fill_add(&f, 100, &(PoolFillReading) { .t = 160 * S, .in_use = 0, .room = 0, .ws = 0 });
         assert_true(pool_fill_share(&f, 100, 100 * S, 161 * S, &share, &last) && last->in_use == 250 * MB);
-        /* The pool full: no share. A pool that grew more than the working set explains all of it. */
-        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 170 * S, .in_use = 510 * MB, .room = 0, .ws = 1400 * MB });
-        assert_false(pool_fill_share(&f, 100, 100 * S, 171 * S, &share, &last));
-        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 180 * S, .in_use = 600 * MB, .room = 10 * MB, .ws = 1410 * MB });
+        /* A pool that grew more than the working set explains all of it. */
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 170 * S, .in_use = 400 * MB, .room = 110 * MB, .ws = 1400 * MB });
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 180 * S, .in_use = 500 * MB, .room = 100 * MB, .ws = 1410 * MB });
         assert_true(pool_fill_share(&f, 100, 175 * S, 181 * S, &share, &last) && share == 1.0);
-        /* A working set that fell: nothing to share. A new process forgets the old one's. */
-        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 190 * S, .in_use = 610 * MB, .room = 5 * MB, .ws = 1300 * MB });
+        /* A working set that fell: nothing to share. */
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 190 * S, .in_use = 510 * MB, .room = 90 * MB, .ws = 1300 * MB });
         assert_false(pool_fill_share(&f, 100, 185 * S, 191 * S, &share, &last));
-        pool_fill_add(&f, 200, &(PoolFillReading) { .t = 200 * S, .in_use = 10 * MB, .room = 5 * MB, .ws = 100 * MB });
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 200 * S, .in_use = 520 * MB, .room = 80 * MB, .ws = 1310 * MB });
+        assert_true(pool_fill_share(&f, 100, 195 * S, 201 * S, &share, &last) && share == 1.0);
+        /* The pool full (free pages under an eighth): no share, then or ever after for the process,
+         * though pages come free again and fill (resident already, they cost nothing). */
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 210 * S, .in_use = 530 * MB, .room = 70 * MB, .ws = 1320 * MB });
+        assert_false(pool_fill_share(&f, 100, 205 * S, 211 * S, &share, &last));
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 220 * S, .in_use = 400 * MB, .room = 200 * MB, .ws = 1330 * MB });
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 230 * S, .in_use = 500 * MB, .room = 100 * MB, .ws = 1400 * MB });
+        assert_false(pool_fill_share(&f, 100, 220 * S, 231 * S, &share, &last));
+        /* A new process forgets the old one's, its fullness too. */
+        pool_fill_add(&f, 200, &(PoolFillReading) { .t = 300 * S, .in_use = 10 * MB, .room = 500 * MB, .ws = 100 * MB });
         assert_int_equal(f.n, 1);
+        assert_false(f.been_full);
+        pool_fill_add(&f, 200, &(PoolFillReading) { .t = 310 * S, .in_use = 60 * MB, .room = 450 * MB, .ws = 160 * MB });
+        assert_true(pool_fill_share(&f, 200, 300 * S, 311 * S, &share, &last));
 }
 
 int main(void) {
