@@ -227,6 +227,7 @@ typedef struct PoolOutcome {
         SetJob job;
         ResizeState state;
         bool timed_out, killed;
+        bool on_own_session; /* no connection for the statement: it went on memgov's session */
         char kill_why[512];
         usec_t took;
         Meter meter;
@@ -386,7 +387,12 @@ static int pool_plan(const Decision *d, const SqlConn *conn, const PoolFacts *f,
 }
 
 /* The statement on a connection of its own, which waits as long as the resize may take (KILL
- * QUERY from conn past it), then the background resize where the statement only asked for it. */
+ * QUERY from conn past it), then the background resize where the statement only asked for it.
+ * A server that turns every new connection away (more sessions than max_connections + 1: a storm
+ * that came in before admission's lowering took effect) still has conn, memgov's session: where
+ * the statement only asks for the resize and returns at once, conn carries it. Seen: a pool step
+ * refused with "Too many connections", 58 sessions in at max_connections 54, and the ladder went
+ * on to the restart. */
 static int pool_resize(const ActionContext *c, SqlConn *conn, const PoolPlan *pl, PoolOutcome *o, ActionResult *ret) {
         const ActionTarget *t = c->target;
         const Policy *p = c->policy;
@@ -398,14 +404,18 @@ static int pool_resize(const ActionContext *c, SqlConn *conn, const PoolPlan *pl
         *sp = *p;
         sp->sql_query_timeout = pl->timeout + p->sql_query_timeout;
         _cleanup_sql_ SqlConn set_conn = {};
+        SqlConn *stmt_conn = &set_conn;
         int r = sql_connect(sp, t->pid, &set_conn, why, sizeof(why));
-        if (r < 0)
+        if (r == -EUSERS && !pl->synchronous)
+                stmt_conn = conn;
+        else if (r < 0)
                 return action_fail(ret, r, "pool: %s", why);
+        o->on_own_session = stmt_conn == conn;
 
         /* Recorded before it is made: a memgov that dies leaves the next one what to put back. */
         (void) state_file_change(c->state, CHANGE_POOL_SIZE, t->pid, t->starttime, pl->configured, pl->target);
         meter_start(t, &o->meter);
-        o->job = (SetJob) { .conn = &set_conn };
+        o->job = (SetJob) { .conn = stmt_conn };
         snprintf(o->job.statement, sizeof(o->job.statement), "SET GLOBAL innodb_buffer_pool_size = %" PRIu64, pl->target);
         usec_t start = now_clock(CLOCK_MONOTONIC), deadline = start + pl->timeout;
         pthread_t thread;
@@ -414,7 +424,9 @@ static int pool_resize(const ActionContext *c, SqlConn *conn, const PoolPlan *pl
                 return action_fail(ret, r, "pool: cannot start the thread of the statement");
         for (usec_t pause = USEC_PER_MSEC; !__atomic_load_n(&o->job.done, __ATOMIC_ACQUIRE);
              pause = MIN(pause * 2, 50 * USEC_PER_MSEC)) {
-                if (now_clock(CLOCK_MONOTONIC) >= deadline) {
+                /* On memgov's own session the statement returns at once, or at the session's
+                 * query timeout: nothing is left to send a KILL QUERY on, nor needed. */
+                if (!o->on_own_session && now_clock(CLOCK_MONOTONIC) >= deadline) {
                         /* Only MariaDB's statement that resizes itself runs this long: KILL QUERY
                          * makes the server abort the shrink and keep the pool it had. */
                         char kill[64];
@@ -517,6 +529,8 @@ static int pool_report(const ActionContext *c, const Decision *d, SqlConn *conn,
         StrBuf detail;
         strbuf_init(&detail, ret->detail, sizeof(ret->detail));
         strbuf_printf(&detail, "%s %s in %s", d->pool.grow ? "grew" : "shrank", pl->text, format_timespan(ts, o->took));
+        if (o->on_own_session)
+                strbuf_printf(&detail, " (on memgov's session: the server takes no new connection)");
         if (after != pl->target)
                 strbuf_printf(&detail, "; the server set %s", format_bytes(a, after));
         const Meter *m = &o->meter;

@@ -549,6 +549,8 @@ static int classify(unsigned err) {
                 return -ENOENT;
         case 1094: /* ER_NO_SUCH_THREAD */
                 return -ESRCH;
+        case 1040: /* ER_CON_COUNT_ERROR: "Too many connections" */
+                return -EUSERS;
         default:
                 return -EIO;
         }

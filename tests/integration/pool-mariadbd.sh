@@ -6,7 +6,8 @@
 # sentence; what each step gave back is measured (the server's RSS); the server answers queries
 # throughout; grow steps come back to the configured size and no further; pool_grow_max bounds a
 # grow, and a grow says when the server had shrunk the pool by itself; the server's own
-# innodb_buffer_pool_size_auto_min is a floor; an account without the privilege is told so.
+# innodb_buffer_pool_size_auto_min is a floor; an account without the privilege is told so; a
+# server that turns every new connection away (pool_no_new_connection).
 #   pool-mariadbd.sh MEMGOV_POOL_RESIZE
 set -euo pipefail
 pool_resize=$1
@@ -87,3 +88,5 @@ MEMGOV_TEST_OPTION_FILE=$dir/nopriv.cnf run shrink 0 $CONFIGURED max
 echo "pool-mariadbd: ok: without the privilege: $r_detail"
 
 pool_load_stop
+
+pool_no_new_connection

@@ -5,10 +5,13 @@
  *   memgov-pool-resize PID shrink|grow DRY_RUN(0|1) CONFIGURED STEP_BP FLOOR_BP GROW_MAX|max
  *                      [TIMEOUT_SECONDS [CGROUP_DIR]]
  * CONFIGURED 0 = the size found. MEMGOV_TEST_OPTION_FILE: the [sql] option-file to log in with
- * (another account). Exits 0 when pool_run() ran (whatever it returned), 2 on a
- * usage error. */
+ * (another account). MEMGOV_TEST_KEPT_SIGNAL=DIR: a session kept open first, as the daemon's
+ * action thread keeps it, then DIR/kept made, and the step taken once DIR/go is there (the test
+ * makes the server turn new connections away in between; at most 30 s). Exits 0 when pool_run()
+ * ran (whatever it returned), 2 on a usage error or a signal that did not come. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +72,32 @@ int main(int argc, char **argv) {
         };
         ActionResult res = {};
 
+        const char *signal_dir = getenv("MEMGOV_TEST_KEPT_SIGNAL");
+        if (signal_dir) {
+                char why[512], path[PATH_MAX];
+                SqlConn kept;
+                sql_keep_begin();
+                if (sql_connect(&p, t.pid, &kept, why, sizeof(why)) < 0) {
+                        fprintf(stderr, "memgov-pool-resize: no session to keep: %s\n", why);
+                        return 2;
+                }
+                sql_close(&kept); /* given back, still open */
+                snprintf(path, sizeof(path), "%s/kept", signal_dir);
+                int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+                if (fd < 0) {
+                        perror(path);
+                        return 2;
+                }
+                close(fd);
+                snprintf(path, sizeof(path), "%s/go", signal_dir);
+                unsigned waited = 0;
+                for (; access(path, F_OK) < 0 && waited < 300; waited++)
+                        usleep(100 * 1000);
+                if (waited == 300) {
+                        fprintf(stderr, "memgov-pool-resize: %s did not come within 30 s\n", path);
+                        return 2;
+                }
+        }
         int r = pool_run(&c, &d, &res);
         printf("error=%d\n", r);
         printf("explained=%d\n", res.explained);
@@ -80,5 +109,7 @@ int main(int argc, char **argv) {
         printf("detail=%s\n", res.detail);
         if (t.cgroup_fd >= 0)
                 close(t.cgroup_fd);
+        if (signal_dir)
+                sql_keep_end();
         return 0;
 }

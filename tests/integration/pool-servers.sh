@@ -5,7 +5,8 @@
 # (the steps shared in tests/lib/pool-steps.sh): a 256M pool filled with a table's pages; a dry
 # run changes nothing; shrink steps go down one step each (12.5%) to the floor (25%), where the
 # step fails with its sentence; what each step gave back is measured; the server answers queries
-# throughout; grow steps come back to the configured size and no further. MySQL resizes its pool
+# throughout; grow steps come back to the configured size and no further; a server that turns
+# every new connection away (pool_no_new_connection). MySQL resizes its pool
 # in chunks: it runs with innodb_buffer_pool_chunk_size 32M, the step's size (with its default
 # 128M, memgov's steps round to whole chunks).
 #   pool-servers.sh FLAVOUR MEMGOV_POOL_RESIZE
@@ -57,3 +58,4 @@ if [[ $flavour == mysql-* ]]; then
 fi
 pool_steps_up
 pool_load_stop
+pool_no_new_connection

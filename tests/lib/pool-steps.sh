@@ -145,3 +145,53 @@ pool_steps_up() {
                 fail "a grow at the configured size: error $r_error, the pool is $(pool_size): $r_detail"
         echo "$name: ok: at the configured size: $r_detail"
 }
+
+# More sessions than max_connections + 1 (a storm in before admission's lowering took effect):
+# the server turns every new connection away, root's too. The driver keeps its session first, as
+# the action thread does. Where the statement only asks for the resize (MySQL), the step goes on
+# that session; where it resizes itself (MariaDB with innodb_buffer_pool_size_max) it needs a
+# connection of its own, from which a KILL QUERY can stop it, and fails saying why. The pool is
+# at CONFIGURED and the load stopped; both are so after.
+pool_no_new_connection() {
+        local max_before synchronous sleepers=() driver line
+        max_before=$(pool_sql "SELECT @@GLOBAL.max_connections")
+        synchronous=$(pool_sql "SHOW GLOBAL VARIABLES LIKE 'innodb_buffer_pool_size_max'" | grep -c . || true)
+        # Twelve sessions and the driver's over max_connections 10 (MariaDB's least) + 1.
+        for _ in $(seq 12); do
+                pool_sql "SELECT SLEEP(10)" >/dev/null 2>&1 &
+                sleepers+=($!)
+        done
+        for _ in $(seq 50); do
+                (( $(pool_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP%'") >= 12 )) &&
+                        break
+                sleep 0.1
+        done
+        rm -f "$dir/kept" "$dir/go"
+        MEMGOV_TEST_KEPT_SIGNAL=$dir "$POOL_RESIZE" "$POOL_PID" shrink 0 "$CONFIGURED" "$STEP_BP" "$FLOOR_BP" max 60 \
+                >"$dir/no-new.out" 2>"$dir/no-new.err" &
+        driver=$!
+        for _ in $(seq 100); do [[ -e $dir/kept ]] && break; sleep 0.1; done
+        [[ -e $dir/kept ]] || fail "no new connection: the driver kept no session: $(cat "$dir/no-new.err")"
+        pool_sql "SET GLOBAL max_connections = 10"
+        ! pool_sql "SELECT 1" >/dev/null 2>&1 || fail "no new connection: a new root session still got in"
+        touch "$dir/go"
+        wait "$driver" || fail "no new connection: the driver failed: $(cat "$dir/no-new.err")"
+        while IFS= read -r line; do
+                printf -v "r_${line%%=*}" '%s' "${line#*=}"
+        done <"$dir/no-new.out"
+        wait "${sleepers[@]}" 2>/dev/null || true # their sessions end with their sleep
+        for _ in $(seq 100); do pool_sql "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
+        pool_sql "SET GLOBAL max_connections = $max_before"
+        if ((synchronous)); then
+                [[ $r_error == -87 && $r_detail == *"Too many connections"* && $(pool_size) == "$CONFIGURED" ]] ||
+                        fail "no new connection, a statement that resizes: error $r_error, the pool is $(pool_size): $r_detail"
+                echo "$name: ok: no new connection taken, and a statement that resizes needs one: $r_detail"
+        else
+                [[ $r_error == 0 && $(pool_size) == $((CONFIGURED - CONFIGURED * STEP_BP / 10000)) &&
+                   $r_detail == *"on memgov's session: the server takes no new connection"* ]] ||
+                        fail "no new connection: error $r_error, the pool is $(pool_size): $r_detail"
+                echo "$name: ok: no new connection taken: $r_detail"
+                pool_run grow 0 "$CONFIGURED" max
+                [[ $(pool_size) == "$CONFIGURED" ]] || fail "the pool did not come back to $(mib "$CONFIGURED"): $(pool_size)"
+        fi
+}
