@@ -238,10 +238,13 @@ void print_status(json_object *st, bool color, const char *note) {
                 if (str(srv, "session_memory_off"))
                         printf("  sessions      %s\n", str(srv, "session_memory_off"));
                 json_object *bp = obj(srv, "buffer_pool");
-                int64_t size = 0, found = 0, shrunk = 0, n = 0, min = 0;
+                int64_t size = 0, found = 0, shrunk = 0, n = 0, min = 0, in_use = 0, free_ = 0;
                 if (bp && has_num(bp, "size", &size) && has_num(bp, "found", &found)) {
                         printf("  buffer pool   %s (%s when first read)", format_bytes(a, (uint64_t) size),
                                format_bytes(b, (uint64_t) found));
+                        if (has_num(bp, "in_use", &in_use) && has_num(bp, "free", &free_))
+                                printf(", pages %s in use, %s free", format_bytes(a, (uint64_t) in_use),
+                                       format_bytes(b, (uint64_t) free_));
                         json_object *on = obj(bp, "server_shrinks_on_pressure");
                         if (on && json_object_get_boolean(on))
                                 printf("; the server shrinks it on memory pressure, down to %s",

@@ -179,6 +179,9 @@ static json_object *server_json(const Manager *m) {
                 json_object_object_add(b, "auto_min", p.have_auto_min ? json_object_new_uint64(p.auto_min) : NULL);
                 json_object_object_add(b, "shrunk_by_server", json_object_new_uint64(p.shrunk_by_server));
                 json_object_object_add(b, "shrinks_by_server", json_object_new_uint64(p.shrinks_by_server));
+                /* Its pages in use and free, as last read: what it may still fill (pool-fill.h). */
+                json_object_object_add(b, "in_use", p.fill_known ? json_object_new_uint64(p.in_use) : NULL);
+                json_object_object_add(b, "free", p.fill_known ? json_object_new_uint64(p.room) : NULL);
                 json_object_object_add(s, "buffer_pool", b);
         }
         return s;

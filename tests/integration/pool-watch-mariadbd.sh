@@ -85,9 +85,12 @@ want = {"size": 48 * M, "found": 64 * M, "server_shrinks_on_pressure": True, "au
 bad = {k: b.get(k) for k, v in want.items() if b.get(k) != v}
 if bad:
     sys.exit(f"buffer_pool: {bad}, expected {want}")
+# Its pages in use and free, as last read (the 64M pool's, or the 48M one's).
+if not (b.get("in_use", 0) > 0 and b.get("free", 0) > 0 and b["in_use"] + b["free"] <= 64 * M):
+    sys.exit(f"buffer_pool: in_use {b.get('in_use')}, free {b.get('free')}")
 PY
 line=$("$memgov" status --socket "$dir/state/memgov.sock" | grep '^  buffer pool') || fail "memgov status has no buffer pool line"
-[[ $line == *"48M (64M when first read); the server shrinks it on memory pressure, down to 32M; shrunk without memgov 1 time(s), 16M" ]] ||
+[[ $line == *"48M (64M when first read), pages "*" in use, "*" free; the server shrinks it on memory pressure, down to 32M; shrunk without memgov 1 time(s), 16M" ]] ||
         fail "memgov status: $line"
 echo "pool-watch-mariadbd: memgov status: $line"
 
