@@ -233,7 +233,7 @@ if [[ $scenario == prepare ]]; then
         tsock=$sock
         [[ $server == mariadb-10.11 ]] || tsock=/proc/$(systemctl show -P MainPID $unit)/root/srv/memgov/run/mysqld.sock
         sysbench --db-driver=mysql --mysql-socket="$tsock" --mysql-user=sb --mysql-password=sb --mysql-db=sbtest \
-                --tables="$tables" --table-size="$rows" --threads=2 oltp_read_write prepare \
+                --tables="$tables" --table-size="$rows" --threads=2 --rand-seed=1 oltp_read_write prepare \
                 >"$results/prepare.log" 2>&1 || die "sysbench prepare: $(tail -3 "$results/prepare.log")"
         systemctl stop $unit
         tar -C "$data" -cf "$results/datadir.tar" .

@@ -25,7 +25,8 @@
 # within each round every governor of a cell runs once, their order rotated round by round.
 # --resume keeps the runs already in --out made with the same benchmark scripts, data, settings
 # and seed (for memgov's runs, the same memgov), and makes only the others: a pass longer than
-# one sitting is assembled from parts, never mixed with runs of other code.
+# one sitting is assembled from parts, never mixed with runs of other code. A part kept in the
+# tree (bench/outcome2-keep.sh) is completed on another machine by copying it into --out first.
 # The alternatives are Debian's packages, unpacked into a cache (MEMGOV_BENCH_CACHE, default
 # /var/cache/memgov-bench), never installed on this host; MySQL 9.7 and MariaDB 11.8 are the test
 # suite's chroots (scripts/provision-servers.sh). Keep the machine otherwise idle during a pass.
@@ -141,12 +142,16 @@ for s in ${servers//,/ }; do
 done
 
 # What a run's figures depend on besides its cell, governor and seed: the benchmark's own code,
-# the data, the settings, and for memgov's runs memgov itself.
+# the data, the settings, and for memgov's runs memgov itself. The data by its recipe (the guest
+# script's prepare, with its fixed seed, the server's version, the tables and rows), not the
+# tarball's bytes, which differ with every making: a pass kept in the tree (outcome2-keep.sh)
+# can be completed on another machine, its runs copied into --out and --resume'd.
 ident_digest() { # SERVER FILE...
         local s=$1
         shift
-        cat "$here/bench/outcome2-guest.sh" "$here/bench/outcome2-clients.sh" "$here/bench/outcome2-storm.lua" \
-                "$here/bench/outcome2-server.py" "${data[$s]}" "$@" |
+        { cat "$here/bench/outcome2-guest.sh" "$here/bench/outcome2-clients.sh" "$here/bench/outcome2-storm.lua" \
+                "$here/bench/outcome2-server.py" "$@"
+          echo "data: $s ${version[$s]} ${tables}x$rows"; } |
                 sha256sum | cut -c1-16 | sed "s/\$/-scale$scale-limit$(limit_of "$s")/"
 }
 declare -A ident_others ident_memgov
