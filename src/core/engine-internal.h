@@ -43,7 +43,7 @@ struct Engine {
         usec_t level_since;
         usec_t last_action; /* any ladder action, for settle */
         usec_t calm_since;  /* when the ladder last came down below throttle */
-        usec_t rising_at;   /* the last sample with an OOM ahead (Tick.rising) */
+        uint64_t climb_peak; /* the highest working set since the ladder last moved up */
 
         ActionState act[_ACTION_KIND_MAX];
         uint32_t hold_shown[_ACTION_KIND_MAX]; /* last hold reason code shown, not to repeat it */

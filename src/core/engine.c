@@ -63,6 +63,8 @@ static void set_level(Tick *k, Level to, DecisionCode code, const char *why) {
 
         e->level = to;
         e->level_since = k->now;
+        if (to > from)
+                e->climb_peak = k->ws;
         if (from >= LEVEL_THROTTLE && to < LEVEL_THROTTLE)
                 e->calm_since = k->now;
         k->out->level = to;
@@ -328,15 +330,18 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         hold_starting(&k);
 
         /* Where the signals point, then higher while the rung there is not helping and the working
-         * set rises, or rose within settle (a sample that falls between two that rise is no calm).
-         * Once nothing has risen for settle a spent rung holds nothing up: the ladder comes down to
-         * it (trim spent for its hour held the ladder at throttle, with no calm for the pool to
-         * grow back, at 72% of the budget and a flat working set for 10 minutes). */
-        if (k.rising)
-                e->rising_at = now;
-        bool rose = k.rising || (e->rising_at > 0 && now - e->rising_at < p->settle);
+         * set rises. Above such a rung the ladder stays while the working set rises, or is still
+         * within governor.hysteresis of its highest since the ladder last moved up: a working set
+         * that fell clearly and rises no more comes down to the rungs it calls for (trim spent for
+         * its hour held the ladder at throttle for 10 minutes at 72% of the budget, down from
+         * 95%, with no calm for the pool to grow back), while one that hovers where it was, its
+         * slope's sign flipping with the noise, does not go up and down. */
+        if (k.ws > e->climb_peak)
+                e->climb_peak = k.ws;
+        bool near_peak = k.ws_bp + p->hysteresis >= ratio_bp(e->climb_peak, k.budget);
         Level sig = signal_level(&k), target = sig;
-        while (target > LEVEL_NORMAL && step_exhausted(&k, target) && rose) {
+        while (target > LEVEL_NORMAL && step_exhausted(&k, target) &&
+               (k.rising || (e->level > target && near_peak))) {
                 Level up = next_above(&k, target);
                 /* Destructive rungs are entered on their own thresholds only. */
                 if (up == target || (engine_rung(up)->climbed_to && !engine_rung(up)->climbed_to(&k)))

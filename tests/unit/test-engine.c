@@ -112,6 +112,27 @@ static void test_spent_rung_holds_nothing_once_flat(void **state) {
         sim_free(sim);
 }
 
+/* ... and holds it while the working set hovers where the ladder climbed to, its slope's sign
+ * flipping with the noise: the ladder does not go up and down with it. Trim spent by a rise of
+ * 3G/h from 70%, the ladder at throttle on the ETA; then 40 minutes at the same level, +-20M. */
+static void test_spent_rung_holds_while_hovering(void **state) {
+        Sim *sim = sim_new(true);
+        uint64_t ws = 7 * GB;
+        for (unsigned i = 0; i < 900; i++)
+                set_ws(sim, ws + (uint64_t) i * (3 * GB / 3600)), sim_tick(sim, SEC);
+        expect(sim->e->act[ACTION_TRIM].spent);
+        expect(sim->e->level == LEVEL_THROTTLE);
+        unsigned mark = sim->n;
+        uint64_t top = sim->s.memory_current;
+        srand(7);
+        for (unsigned i = 0; i < 2400; i++)
+                set_ws(sim, top - 20 * MB + (uint64_t) (rand() % 41) * MB), sim_tick(sim, SEC);
+        expect(count(sim, T_LEVEL, mark) == 0);
+        expect(sim->e->level == LEVEL_THROTTLE);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 static void test_eta_trigger(void **state) {
         Sim *sim = sim_new(true);
         /* 50 % and rising 1G/h: 5h to the budget, under trim.eta 6h, while far below trim.at. */
@@ -690,6 +711,7 @@ int main(void) {
                 cmocka_unit_test(test_hysteresis),
                 cmocka_unit_test(test_eta_trigger),
                 cmocka_unit_test(test_spent_rung_holds_nothing_once_flat),
+                cmocka_unit_test(test_spent_rung_holds_while_hovering),
                 cmocka_unit_test(test_one_rung_per_tick_and_settle),
                 cmocka_unit_test(test_leave),
                 cmocka_unit_test(test_own_drops_keep_the_trend),
