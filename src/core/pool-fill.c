@@ -12,8 +12,9 @@ void pool_fill_add(PoolFill *f, pid_t pid, const PoolFillReading *r) {
                 *f = (PoolFill) { .pid = pid };
         if (f->n > 0 && r->t <= reading(f, f->n - 1)->t)
                 return;
-        if (r->room < (r->in_use + r->room) / POOL_FILL_FULL_DIVISOR)
-                f->been_full = true;
+        /* Pages in use that fell: frames given back (evicted, or a shrink), resident still. */
+        if (f->n > 0 && r->in_use + (r->in_use + r->room) / POOL_FILL_FALL_DIVISOR < reading(f, f->n - 1)->in_use)
+                f->in_use_fell = true;
         if (f->n == POOL_FILL_READINGS) {
                 f->head = (f->head + 1) % POOL_FILL_READINGS;
                 f->n--;
@@ -24,7 +25,7 @@ void pool_fill_add(PoolFill *f, pid_t pid, const PoolFillReading *r) {
 
 bool pool_fill_share(const PoolFill *f, pid_t pid, usec_t since, usec_t now, double *ret_share,
                      const PoolFillReading **ret_last) {
-        if (f->pid != pid || f->n < 2 || f->been_full)
+        if (f->pid != pid || f->n < 2 || f->in_use_fell)
                 return false;
         const PoolFillReading *last = reading(f, f->n - 1);
         unsigned first = 0;

@@ -249,17 +249,21 @@ static void test_pool_fill_share(void **state) {
         assert_false(pool_fill_share(&f, 100, 185 * S, 191 * S, &share, &last));
         pool_fill_add(&f, 100, &(PoolFillReading) { .t = 200 * S, .in_use = 520 * MB, .room = 80 * MB, .ws = 1310 * MB });
         assert_true(pool_fill_share(&f, 100, 195 * S, 201 * S, &share, &last) && share == 1.0);
-        /* The pool full (free pages under an eighth): no share, then or ever after for the process,
+        /* Pages in use that fell (evicted, or a shrink): no share from then on for the process,
          * though pages come free again and fill (resident already, they cost nothing). */
-        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 210 * S, .in_use = 530 * MB, .room = 70 * MB, .ws = 1320 * MB });
-        assert_false(pool_fill_share(&f, 100, 205 * S, 211 * S, &share, &last));
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 205 * S, .in_use = 515 * MB, .room = 85 * MB, .ws = 1315 * MB });
+        assert_false(f.in_use_fell); /* 5M of a 600M pool: under a 64th, no eviction */
+        assert_true(pool_fill_share(&f, 100, 195 * S, 206 * S, &share, &last));
+        pool_fill_add(&f, 100, &(PoolFillReading) { .t = 210 * S, .in_use = 505 * MB, .room = 95 * MB, .ws = 1320 * MB });
+        assert_true(f.in_use_fell);
+        assert_false(pool_fill_share(&f, 100, 195 * S, 211 * S, &share, &last));
         pool_fill_add(&f, 100, &(PoolFillReading) { .t = 220 * S, .in_use = 400 * MB, .room = 200 * MB, .ws = 1330 * MB });
         pool_fill_add(&f, 100, &(PoolFillReading) { .t = 230 * S, .in_use = 500 * MB, .room = 100 * MB, .ws = 1400 * MB });
         assert_false(pool_fill_share(&f, 100, 220 * S, 231 * S, &share, &last));
-        /* A new process forgets the old one's, its fullness too. */
+        /* A new process forgets the old one's, the fall too. */
         pool_fill_add(&f, 200, &(PoolFillReading) { .t = 300 * S, .in_use = 10 * MB, .room = 500 * MB, .ws = 100 * MB });
         assert_int_equal(f.n, 1);
-        assert_false(f.been_full);
+        assert_false(f.in_use_fell);
         pool_fill_add(&f, 200, &(PoolFillReading) { .t = 310 * S, .in_use = 60 * MB, .room = 450 * MB, .ws = 160 * MB });
         assert_true(pool_fill_share(&f, 200, 300 * S, 311 * S, &share, &last));
 }
