@@ -408,6 +408,9 @@ static int pool_resize(const ActionContext *c, SqlConn *conn, const PoolPlan *pl
         int r = sql_connect(sp, t->pid, &set_conn, why, sizeof(why));
         if (r == -EUSERS && !pl->synchronous)
                 stmt_conn = conn;
+        else if (r == -EUSERS)
+                return action_fail(ret, r, "pool: the statement, which resizes and is stopped past resize-timeout by a "
+                                   "KILL QUERY from memgov's session, needs a connection of its own: %s", why);
         else if (r < 0)
                 return action_fail(ret, r, "pool: %s", why);
         o->on_own_session = stmt_conn == conn;

@@ -158,7 +158,7 @@ pool_no_new_connection() {
         synchronous=$(pool_sql "SHOW GLOBAL VARIABLES LIKE 'innodb_buffer_pool_size_max'" | grep -c . || true)
         # Twelve sessions and the driver's over max_connections 10 (MariaDB's least) + 1.
         for _ in $(seq 12); do
-                pool_sql "SELECT SLEEP(10)" >/dev/null 2>&1 &
+                pool_sql "SELECT SLEEP(15)" >/dev/null 2>&1 &
                 sleepers+=($!)
         done
         for _ in $(seq 50); do
@@ -183,7 +183,8 @@ pool_no_new_connection() {
         for _ in $(seq 100); do pool_sql "SELECT 1" >/dev/null 2>&1 && break; sleep 0.1; done
         pool_sql "SET GLOBAL max_connections = $max_before"
         if ((synchronous)); then
-                [[ $r_error == -87 && $r_detail == *"Too many connections"* && $(pool_size) == "$CONFIGURED" ]] ||
+                [[ $r_error == -87 && $r_detail == *"needs a connection of its own: "*"Too many connections"* &&
+                   $(pool_size) == "$CONFIGURED" ]] ||
                         fail "no new connection, a statement that resizes: error $r_error, the pool is $(pool_size): $r_detail"
                 echo "$name: ok: no new connection taken, and a statement that resizes needs one: $r_detail"
         else
