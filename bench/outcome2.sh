@@ -130,7 +130,7 @@ vm() { # DIR SERVER SETTING MEM TIMEOUT PORT ENV...
 # The data directory, made once per server and version (and kept in the cache).
 declare -A data
 for s in ${servers//,/ }; do
-        data[$s]=$cache/outcome2-datadir-$s-${version[$s]}-${tables}x$rows.tar
+        data[$s]=$cache/outcome2-datadir-$s-${version[$s]}-${tables}x$rows-seed1.tar
         [[ -s ${data[$s]} ]] && continue
         d=$out/prepare-$s
         rm -rf "$d"
@@ -151,7 +151,7 @@ ident_digest() { # SERVER FILE...
         shift
         { cat "$here/bench/outcome2-guest.sh" "$here/bench/outcome2-clients.sh" "$here/bench/outcome2-storm.lua" \
                 "$here/bench/outcome2-server.py" "$@"
-          echo "data: $s ${version[$s]} ${tables}x$rows"; } |
+          echo "data: ${data[$s]##*/}"; } |
                 sha256sum | cut -c1-16 | sed "s/\$/-scale$scale-limit$(limit_of "$s")/"
 }
 declare -A ident_others ident_memgov
