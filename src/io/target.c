@@ -204,10 +204,10 @@ int find_server_process(int proc_fd, const char *names, pid_t *ret, char *why, s
                         continue;
                 if (proc_read_comm(dirfd(d), (pid_t) pid, comm, sizeof(comm)) < 0 || !name_in_list(comm, names))
                         continue;
-                /* A server's helper processes (or threads shown as tasks) have it as parent. */
                 /* Exited (a zombie not yet reaped): neither the server nor an impostor. */
                 if (proc_read_stat(dirfd(d), (pid_t) pid, &st) < 0 || st.state == 'Z' || st.state == 'X')
                         continue;
+                /* A server's helper processes (or threads shown as tasks) have it as parent. */
                 char pcomm[64];
                 if (st.ppid > 0 && proc_read_comm(dirfd(d), st.ppid, pcomm, sizeof(pcomm)) == 0 && name_in_list(pcomm, names))
                         continue;
