@@ -19,6 +19,8 @@ typedef struct ActionResult {
         char detail[512];      /* what was done (or would have been), for the log and status */
         bool explained;        /* on failure, detail says why in full: no errno text after it */
         bool not_done;         /* with no error: nothing was carried out, through no fault of its own */
+        bool found_nothing;    /* with an error: it found nothing to act on (a reset: no session at its
+                                * threshold), and so changed nothing */
 } ActionResult;
 
 /* What the next sample tells the engine about the actions finished since the previous one. */
@@ -26,6 +28,7 @@ typedef struct ActionFeedback {
         unsigned failed;   /* bits 1 << ActionKind */
         unsigned reported; /* bits 1 << ActionKind: freed[] holds what it measured */
         unsigned not_done; /* bits 1 << ActionKind: not carried out (ActionResult.not_done) */
+        unsigned found_nothing; /* bits 1 << ActionKind: failed finding nothing (ActionResult.found_nothing) */
         uint64_t freed[_ACTION_KIND_MAX];
         unsigned based; /* bits 1 << ActionKind: baseline[] holds what it worked from */
         uint64_t baseline[_ACTION_KIND_MAX];

@@ -77,6 +77,9 @@ typedef struct Sample {
         /* bit (1 << ActionKind): finished without being carried out, through no fault of its own
          * (memgov_trim() answers NULL within 10 s of a trim another account called): not judged */
         unsigned not_done;
+        /* bit (1 << ActionKind), with its bit in `failed`: it found nothing to act on (a reset: no
+         * session at its threshold), and so changed nothing */
+        unsigned found_nothing;
         /* memory.high and memory.max cannot be written (a read-only cgroup file system, as in a
          * container): throttling and the memory.max raise for a restart are not available. */
         unsigned limits_readonly;

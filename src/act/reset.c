@@ -56,6 +56,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         unsigned k = sessions_select(sessions, n, &q, chosen);
         if (k == 0) {
                 char largest[FORMAT_BYTES_MAX];
+                ret->found_nothing = true;
                 /* Explained: -ENOENT is no file that was missing. */
                 return action_refuse(ret, -ENOENT,
                                      "reset: none of the %u sessions holds %s or more and may be reset (the largest "

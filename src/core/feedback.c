@@ -8,6 +8,8 @@ void action_feedback_add(ActionFeedback *f, const Decision *d, const ActionResul
                 return;
         if (r->error < 0) {
                 action_feedback_fail(f, d->action);
+                if (r->found_nothing)
+                        f->found_nothing |= 1u << d->action;
                 return;
         }
         if (r->not_done) {
@@ -36,6 +38,7 @@ void action_feedback_apply(ActionFeedback *f, Sample *s, unsigned pending) {
         s->pending |= pending;
         s->reported |= f->reported;
         s->not_done |= f->not_done;
+        s->found_nothing |= f->found_nothing;
         s->based |= f->based;
         for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
                 s->freed[a] += f->freed[a];

@@ -4,6 +4,7 @@
  * largest sessions down to reset.emergency-min-memory. It decides; src/act/reset.c carries it
  * out. */
 #include <stdio.h>
+#include <string.h>
 
 #include "engine-internal.h"
 
@@ -40,7 +41,32 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
  * last one ended sessions: sessions that grow back are ended again rather than all of them by
  * the restart.
  * Seen at the top of the ladder: decided at 90% of the budget, against 64% at the reset rung. */
-static bool emergency_reset_ready(Tick *k) {
+/* The last emergency reset found no session at reset.emergency-min-memory: it ended nothing, so
+ * there is no effect to wait for, and a session can reach that size only as the working set grows
+ * by as much. It comes again then, in the same emergency, whatever reset.cooldown says; the
+ * growth it waits for doubles with each one in a row that found none, up to a sixteenth of the
+ * budget (a storm of many small sessions grows the server without any of them reaching the
+ * floor: a few tries over the budget's range, not one listing of the sessions ahead of the
+ * restart in the queue at every few megabytes; and sessions that do grow are found at most a
+ * sixteenth of the budget late).
+ * Seen otherwise: 13 sessions under 200K when it found none, held back by the cooldown and the
+ * backoff while each grew to some 19M, and the server killed by the OOM killer. */
+#define EMERGENCY_NONE_DOUBLINGS 16
+#define EMERGENCY_REGROWTH_BUDGET_DIVISOR 16
+
+static uint64_t emergency_regrowth(const Tick *k) {
+        unsigned n = state(k->e)->emergency_none;
+        uint64_t g = k->p->reset_emergency_min_memory << (n > 0 ? MIN(n - 1, EMERGENCY_NONE_DOUBLINGS) : 0);
+        return MAX(MIN(g, k->budget / EMERGENCY_REGROWTH_BUDGET_DIVISOR), k->p->reset_emergency_min_memory);
+}
+
+static bool emergency_regrown(const Tick *k) {
+        const ResetState *rs = state(k->e);
+        return rs->emergency_found_nothing && k->ws >= rs->emergency_low + emergency_regrowth(k);
+}
+
+/* Ready by the rules of any emergency reset, regrowth aside. */
+static bool emergency_reset_due(const Tick *k) {
         const Engine *e = k->e;
         const Policy *p = k->p;
         const ActionState *st = &e->act[ACTION_RESET];
@@ -48,16 +74,21 @@ static bool emergency_reset_ready(Tick *k) {
          * more by the server's own count: the reset reports what it measured only when it ended
          * one. Not the RSS around it: the server's other sessions grow meanwhile, and what the
          * ended ones held goes back to the allocator, whose next requests reuse it (seen: four
-         * sessions of 11-17M ended while the RSS went 205M -> 213M). One that found no session,
-         * failed, or was not carried out (a dry run; a
-         * replay of a trace that does not hold the reset's measurement) comes once an emergency.
-         * Never within reset.cooldown of the last, even across two emergencies (an ETA or a
-         * stall that dips out for one sample), nor within the backoff of the last one's failure. */
+         * sessions of 11-17M ended while the RSS went 205M -> 213M). One that failed otherwise, or
+         * was not carried out (a dry run; a replay of a trace that does not hold the reset's
+         * measurement) comes once an emergency. Never within reset.cooldown of the last, even
+         * across two emergencies (an ETA or a stall that dips out for one sample), nor within the
+         * backoff of the last one's failure; one that found no session excepted
+         * (emergency_regrown()). */
         bool ended = state(e)->last_emergency && !st->pending && st->gain_measured;
         bool rested = !state(e)->emergency_any || (k->now - state(e)->emergency_last >= p->step[LEVEL_RESET].cooldown &&
                                                   k->now >= state(e)->emergency_backoff_until);
-        return k->emergency && e->level >= LEVEL_RESET && emergency_reset_enabled(p) && step_available(k, LEVEL_RESET) &&
-               rested && (!state(e)->emergency_done || ended);
+        return rested && (!state(e)->emergency_done || ended);
+}
+
+static bool emergency_reset_ready(Tick *k) {
+        return k->emergency && k->e->level >= LEVEL_RESET && emergency_reset_enabled(k->p) && step_available(k, LEVEL_RESET) &&
+               (emergency_reset_due(k) || emergency_regrown(k));
 }
 
 /* Decided once emergency_reset_ready(), with no reset pending, ahead of the ladder's order; the
@@ -79,6 +110,16 @@ static bool reset_urgent(Tick *k) {
         bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY;
         char why[96];
         emergency_why(k, why, sizeof(why));
+        /* The growth it waits for doubles from its first in a row that found none. */
+        bool again = !emergency_reset_due(k);
+        if (!again)
+                state(e)->emergency_none = 0;
+        else {
+                char g[FORMAT_BYTES_MAX];
+                size_t n = strlen(why);
+                snprintf(why + n, sizeof(why) - n, "; again: %s of growth since the last found none",
+                         format_bytes(g, k->ws - state(e)->emergency_low));
+        }
         Decision *d = emit_action(k, ACTION_RESET,
                                   "%s: emergency reset (%s%s): up to %u of the largest "
                                   "session(s) holding at least %s, idle sessions first (idle at least %s)%s",
@@ -94,6 +135,7 @@ static bool reset_urgent(Tick *k) {
                 d->reset.in_trx = in_trx;
         }
         state(e)->emergency_done = state(e)->emergency_any = state(e)->last_emergency = true;
+        state(e)->emergency_found_nothing = false;
         state(e)->emergency_last = k->now;
         /* The backoff of a reset at reset.min-memory runs on: announced, and kept. */
         note_action(k, ACTION_RESET, true);
@@ -111,6 +153,8 @@ static void reset_prepare(Tick *k) {
         Engine *e = k->e;
         if (!k->emergency)
                 state(e)->emergency_done = false;
+        if (state(e)->emergency_found_nothing)
+                state(e)->emergency_low = MIN(state(e)->emergency_low, k->ws);
         k->emergency_reset = emergency_reset_ready(k);
         k->reset_outstanding = (k->s->pending & (1u << ACTION_RESET)) || e->act[ACTION_RESET].pending;
         k->wait_for_reset = k->emergency_reset && k->reset_outstanding;
@@ -153,11 +197,18 @@ static bool reset_climbed_to(const Tick *k) {
 }
 
 /* The emergency reset chooses among other sessions than a reset at reset.min-memory (in a storm,
- * that one finds none): only its own failure holds it back. The one that failed is the last
+ * that one finds none): only its own failure holds it back, and one that found no session only
+ * until the working set has grown (emergency_regrown()). The one that failed is the last
  * decided: no reset is decided while another is pending (reset_prepare). */
 static bool reset_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but) {
         Engine *e = k->e;
-        if (was_pending && state(e)->last_emergency)
+        if (was_pending && state(e)->last_emergency && (k->s->found_nothing & (1u << a))) {
+                state(e)->emergency_found_nothing = true;
+                state(e)->emergency_low = k->ws;
+                state(e)->emergency_none = MIN(state(e)->emergency_none + 1, EMERGENCY_NONE_DOUBLINGS + 1);
+                *but = " (the emergency reset again once the working set has grown by reset.emergency-min-memory, "
+                       "doubled for each one in a row that found none)";
+        } else if (was_pending && state(e)->last_emergency)
                 state(e)->emergency_backoff_until = k->now + backoff;
         else if (emergency_reset_enabled(k->p))
                 *but = EMERGENCY_EXCEPTED;
@@ -169,6 +220,8 @@ static bool reset_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff
  * or found too little before it. */
 static void reset_judged(const Tick *k, ActionKind a, bool *keep_backoff, const char **but) {
         *keep_backoff = state(k->e)->last_emergency;
+        if (state(k->e)->last_emergency)
+                state(k->e)->emergency_none = 0;
         if (emergency_reset_enabled(k->p))
                 *but = EMERGENCY_EXCEPTED;
 }
@@ -183,7 +236,8 @@ static void reset_new_process(Tick *k) {
         const ActionState *st = &e->act[ACTION_RESET];
         if (!st->pending && st->failed)
                 state(e)->emergency_backoff_until = 0;
-        state(e)->emergency_done = state(e)->emergency_any = false;
+        state(e)->emergency_done = state(e)->emergency_any = state(e)->emergency_found_nothing = false;
+        state(e)->emergency_none = 0;
 }
 
 const Rung rung_reset = {

@@ -137,8 +137,12 @@ void check_invariants(const Sim *sim) {
          * only past the backoff of an emergency reset's failure. */
         usec_t failed_until[_ACTION_KIND_MAX] = {}, emergency_failed_until = 0;
         bool last_reset_emergency = false, carry_again = false;
+        /* The last emergency reset found no session: the next comes on the working set's growth,
+         * whatever reset.cooldown and the backoff say, and says so. */
+        bool regrowth = false;
         for (unsigned i = 0; i < sim->n; i++) {
                 const Decision *d = &sim->log[i];
+                bool regrown = false;
                 /* The lowering carried to a new process that failed is tried again at once, up to
                  * three tries: not within its cooldown's reach. */
                 if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED_CARRY)
@@ -159,12 +163,21 @@ void check_invariants(const Sim *sim) {
                         }
                 if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED && action_info(d->action)->paced) {
                         usec_t until = sim->at[i] + action_info(d->action)->backoff(&sim->p);
-                        if (d->action == ACTION_RESET && last_reset_emergency)
+                        regrowth = d->action == ACTION_RESET && last_reset_emergency &&
+                                   strstr(d->reason, "the emergency reset again once the working set has grown");
+                        if (d->action == ACTION_RESET && last_reset_emergency && !regrowth)
                                 emergency_failed_until = until;
                         failed_until[d->action] = until;
                 }
                 if (decision_is_action(d) && action_info(d->action)->paced) {
                         bool emergency_reset = d->code == ACTION_EMERGENCY_RESET;
+                        regrown = emergency_reset && regrowth && strstr(d->reason, "; again: ");
+                        if (emergency_reset && !regrowth && strstr(d->reason, "; again: ")) {
+                                dump(sim);
+                                fail_msg("an emergency reset on growth after one that did not find none");
+                        }
+                        if (d->action == ACTION_RESET)
+                                regrowth = false;
                         if (emergency_reset ? sim->at[i] < emergency_failed_until : sim->at[i] < failed_until[d->action]) {
                                 dump(sim);
                                 fail_msg("%s within the backoff of its failure", decision_name(d));
@@ -193,7 +206,7 @@ void check_invariants(const Sim *sim) {
                                 dump(sim);
                                 fail_msg("%s repeated within its cooldown", decision_name(d));
                         }
-                        if (exempt && last_emergency_reset &&
+                        if (exempt && !regrown && last_emergency_reset &&
                             sim->at[i] - last_emergency_reset < sim->p.step[LEVEL_RESET].cooldown) {
                                 dump(sim);
                                 fail_msg("emergency reset repeated within reset.cooldown");
@@ -257,19 +270,23 @@ void ramp_to_restart(Sim *sim) {
 }
 
 /* The resets this tick decided find no session to end (or cannot connect): they fail. */
-void resets_fail(Sim *sim, int error) {
+static void resets_result(Sim *sim, int error, bool found_nothing) {
         for (unsigned j = 0; j < sim->out.n_decisions; j++)
                 if (decision_class(&sim->out.decisions[j]) == T_RESET) {
-                        ActionResult r = { .error = error };
+                        ActionResult r = { .error = error, .found_nothing = found_nothing };
                         action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
                 }
+}
+
+void resets_fail(Sim *sim, int error) {
+        resets_result(sim, error, false);
 }
 
 /* The resets this tick decided end sessions and free this much, as the reset measures it (its
  * RSS may not fall: the server grows meanwhile), or find none (FINDS_NONE); the trims alike. */
 void resets_free(Sim *sim, uint64_t freed) {
         if (freed == FINDS_NONE) {
-                resets_fail(sim, -ENOENT);
+                resets_result(sim, -ENOENT, true);
                 return;
         }
         for (unsigned j = 0; j < sim->out.n_decisions; j++)

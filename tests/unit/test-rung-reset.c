@@ -35,6 +35,41 @@ static void test_emergency_reset_on_the_new_process(void **state) {
         sim_free(sim);
 }
 
+/* From the emergency reset `from` on, each that found no session is followed by one decided on
+ * the working set's growth alone ("; again: "), once it has grown by reset.emergency-min-memory,
+ * doubled for each one in a row that found none up to a sixteenth of the budget, above the lowest
+ * working set the log shows since. */
+static void check_regrowth(const Sim *sim, const Decision *from) {
+        unsigned n = 0, tries = 0;
+        uint64_t failed_at = 0;
+        for (unsigned i = (unsigned) (from - sim->log); i < sim->n; i++) {
+                const Decision *d = &sim->log[i];
+                if (d->kind == DECISION_EFFECT && d->action == ACTION_RESET && d->code == EFFECT_FAILED) {
+                        expect(strstr(d->reason, "the emergency reset again once the working set has grown"));
+                        failed_at = d->working_set;
+                        n++;
+                        continue;
+                }
+                /* A memory.high lowered under it holds the working set back (the sims' climbs). */
+                if (n > 0 && d->working_set > 0)
+                        failed_at = MIN(failed_at, d->working_set);
+                if (n > 0 && decision_class(d) == T_SET_HIGH)
+                        failed_at = MIN(failed_at, d->value);
+                if (d->code != ACTION_EMERGENCY_RESET || decision_class(d) != T_RESET || d == from)
+                        continue;
+                /* One by the ordinary rules (a new emergency, reset.cooldown over) starts afresh. */
+                if (!strstr(d->reason, "; again: ")) {
+                        n = 0;
+                        continue;
+                }
+                expect(n > 0);
+                uint64_t g = MIN(sim->p.reset_emergency_min_memory << (n - 1), BUDGET / 16);
+                expect(d->working_set >= failed_at + MAX(g, sim->p.reset_emergency_min_memory));
+                tries++;
+        }
+        expect(tries >= 1);
+}
+
 static void test_emergency_reset_at_the_reset_rung(void **state) {
         Sim *sim = sim_new(false);
         sim->s.uptime = 2 * USEC_PER_MINUTE;
@@ -51,15 +86,16 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         expect(sim->s.memory_current + apply_bp(BUDGET, sim->p.throttle_margin) / 2 < sim->s.memory_high);
 
         /* It freed 100M; the server climbs on. After reset.cooldown, the restart held back by
-         * min-uptime, it comes again; that one finds no session, and there is no third:
-         * memory.high makes way, and at restart.at, in the emergency, the restart min-uptime
-         * would hold. */
+         * min-uptime, it comes again; that one finds no session, and comes again only as the
+         * working set grows by reset.emergency-min-memory, doubled for each in a row that found
+         * none: memory.high makes way, and at restart.at, in the emergency, the restart
+         * min-uptime would hold. */
         unsigned mark = sim->n;
         at = climb_into_high(sim, 30 * MB, 600, true, FINDS_NONE);
         const Decision *again = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, mark);
         expect(again && strstr(again->reason, "; the restart held back"));
         expect(sim->at[again - sim->log] - sim->at[er - sim->log] >= sim->p.step[LEVEL_RESET].cooldown);
-        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (again - sim->log) + 1));
+        check_regrowth(sim, again);
         const Decision *h = find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0);
         expect(h && h <= again);
         const Decision *way = find_text(sim, T_SET_HIGH, "its reset done and the restart held back: making way", mark);
@@ -95,8 +131,8 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
 
         /* A climb where the emergency reset ends sessions but the server's RSS does not fall
          * around it (its other sessions grow meanwhile: the linear growth of the outcome
-         * benchmark): it comes again after reset.cooldown. Where it finds no session: once an
-         * emergency. */
+         * benchmark): it comes again after reset.cooldown. Where it finds no session: as the
+         * working set grows. */
         for (int none = 0; none < 2; none++) {
                 sim = sim_new(false);
                 sim->s.uptime = 2 * USEC_PER_MINUTE;
@@ -113,7 +149,12 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
                 expect(sim->out.eta <= sim->p.emergency_eta &&
                        ratio_bp(sim->s.memory_current, BUDGET) < sim->p.step[LEVEL_RESTART].at);
                 second = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1);
-                expect((second == NULL) == none);
+                expect(second);
+                if (none)
+                        check_regrowth(sim, first);
+                else
+                        expect(!strstr(second->reason, "; again: ") &&
+                               sim->at[second - sim->log] - sim->at[first - sim->log] >= sim->p.step[LEVEL_RESET].cooldown);
                 check_invariants(sim);
                 sim_free(sim);
         }
@@ -132,6 +173,91 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
  * emergency reset, which comes once that reset is over. In the outcome benchmark's storm, the pool
  * step went first, its connection waited for a handshake, and the emergency reset ran at 90% of
  * the budget, where the server no longer answered the query listing its sessions. */
+/* Sessions that grow only after an emergency reset found none of them at
+ * reset.emergency-min-memory: it comes again as the working set grows, doubled for each one in a
+ * row that found none, and ends them once they hold that much, well within reset.cooldown.
+ * Seen otherwise in the outcome benchmark's storm: 13 sessions under 200K when it found none,
+ * held back by the cooldown and the backoff while each grew to some 19M, and the OOM kill. */
+static void test_emergency_reset_finds_sessions_grown(void **state) {
+        Sim *sim = sim_new(false);
+        sim->p.step[LEVEL_RESTART].enabled = false;
+        sim_policy_changed(sim);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        const unsigned sessions = 13;
+        uint64_t others = 5 * GB, each = 177 * 1024;
+        const Decision *first = NULL;
+        /* A storm of small sessions: the emergency, and its reset finding none. */
+        for (unsigned i = 0; i < 600 && !first; i++) {
+                others += 30 * MB;
+                set_ws(sim, MIN(others + sessions * each, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                resets_free(sim, FINDS_NONE);
+                first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        }
+        expect(first);
+        /* The storm over, the 13 sessions grow 2M/s each. */
+        uint64_t ended_at = 0;
+        for (unsigned i = 0; i < 120 && !ended_at; i++) {
+                each += 2 * MB;
+                set_ws(sim, MIN(others + sessions * each, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                for (unsigned j = 0; j < sim->out.n_decisions; j++) {
+                        const Decision *d = &sim->out.decisions[j];
+                        if (decision_class(d) != T_RESET)
+                                continue;
+                        ActionResult r = { .error = -ENOENT, .found_nothing = true };
+                        if (each >= d->reset.min_memory) {
+                                r = (ActionResult) { .has_freed = true, .freed = sessions * each };
+                                ended_at = each;
+                        }
+                        action_feedback_add(&sim->fb, d, &r);
+                }
+        }
+        const Decision *ended = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1);
+        /* Ended once each held at least the floor, before twice the floor and a second's growth,
+         * and within reset.cooldown of the one that found none. */
+        expect(ended_at >= sim->p.reset_emergency_min_memory && ended_at <= 2 * sim->p.reset_emergency_min_memory + 2 * MB);
+        expect(ended && sim->now - sim->at[first - sim->log] < sim->p.step[LEVEL_RESET].cooldown);
+        check_regrowth(sim, first);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
+/* A storm whose sessions never reach the floor: the growth waited for doubles up to a sixteenth of
+ * the budget, and stays there, so that sessions that do grow are found at most that late. */
+static void test_emergency_reset_regrowth_capped(void **state) {
+        Sim *sim = sim_new(false);
+        sim->p.reset_emergency_min_memory = 256 * MB;
+        sim->p.step[LEVEL_RESTART].enabled = false;
+        sim_policy_changed(sim);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        for (unsigned i = 0; i < 600 && count(sim, T_RESET, 0) < 5; i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 30 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                resets_free(sim, FINDS_NONE);
+        }
+        const Decision *first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        expect(first);
+        check_regrowth(sim, first);
+        /* 256M, 512M, then the cap, 640M, and the cap again. */
+        uint64_t prev = 0;
+        unsigned n = 0, capped = 0;
+        for (unsigned i = (unsigned) (first - sim->log); i < sim->n; i++) {
+                const Decision *d = &sim->log[i];
+                if (d->code != ACTION_EMERGENCY_RESET || decision_class(d) != T_RESET)
+                        continue;
+                if (n > 0) {
+                        expect(d->working_set - prev <= BUDGET / 16 + 2 * 30 * MB);
+                        capped += d->working_set - prev > 512 * MB + 2 * 30 * MB;
+                }
+                prev = d->working_set;
+                n++;
+        }
+        expect(n >= 4 && capped >= 2);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 static void test_emergency_reset_not_behind_the_pool(void **state) {
         for (int young = 0; young < 2; young++) {
                 Sim *sim = sim_new(false);
@@ -319,6 +445,8 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_emergency_reset_on_the_new_process),
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
+                cmocka_unit_test(test_emergency_reset_finds_sessions_grown),
+                cmocka_unit_test(test_emergency_reset_regrowth_capped),
                 cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
                 cmocka_unit_test(test_emergency_reset_after_an_uncollected_reset),
                 cmocka_unit_test(test_emergency_reset_flickering),

@@ -143,7 +143,9 @@ static void test_memgov_roundtrip(void **state) {
                 .connections = 171,
                 .accepting = 1,
                 .host_total = 16ULL << 30,
-                .failed = (1u << ACTION_TRIM) | (1u << ACTION_SET_HIGH), .not_done = 1u << ACTION_TRIM,
+                .failed = (1u << ACTION_TRIM) | (1u << ACTION_SET_HIGH) | (1u << ACTION_RESET),
+                .not_done = 1u << ACTION_TRIM,
+                .found_nothing = 1u << ACTION_RESET,
                 .reported = 1u << ACTION_RESET,
                 .freed = { [ACTION_RESET] = 300 * MB },
                 .based = 1u << ACTION_POOL,
@@ -161,7 +163,7 @@ static void test_memgov_roundtrip(void **state) {
         int n = trace_format_row(&a, row, sizeof(row));
         assert_true(n > 0);
         assert_string_contains(row, ",max,");
-        assert_string_contains(row, "trim+memory.high");
+        assert_string_contains(row, "trim+memory.high+reset");
 
         TraceReader r;
         Sample b;
@@ -175,7 +177,7 @@ static void test_memgov_roundtrip(void **state) {
         /* The freed columns come from the registry, after memgov's own: an older trace had them
          * between failed and pending, and reads the same (the reader goes by name). */
         assert_string_contains(header, ",limits_readonly,connections,accepting,not_done,");
-        assert_string_contains(header, ",pool_read_us,trim_freed,reset_freed");
+        assert_string_contains(header, ",pool_read_us,found_nothing,trim_freed,reset_freed");
         assert_string_contains(row, ",171,");
         /* memgov explain's figures of the server, as the daemon last measured them. */
         assert_string_contains(header, ",server_pool,server_accounted,server_sessions,allocator_free,allocator_in_use,");
@@ -183,6 +185,8 @@ static void test_memgov_roundtrip(void **state) {
         /* The buffer pool's fill as last read, for the ETA (pool-fill.h). */
         assert_string_contains(header, ",allocator_in_use,pool_in_use,pool_room,pool_read_us,");
         assert_string_contains(row, ",100663296,33554432,123000000,");
+        /* A reset that failed finding no session, told from one that failed otherwise. */
+        assert_string_contains(row, ",123000000,reset,");
         /* Then the baseline columns (the buffer pool's configured size, as the pool step found it). */
         assert_string_contains(header, ",pool_freed,pool_configured");
         assert_string_contains(row, ",2147483648");
