@@ -31,16 +31,6 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
                 snprintf(buf, n, "OOM under restart.emergency-eta %s", format_timespan(t, k->p->emergency_eta));
 }
 
-/* In an emergency (the OOM under restart.emergency-eta, or a server stalled at restart.at), the
- * reset rung ends the largest sessions down to reset.emergency-min-memory, up to
- * reset.emergency-max-per-step of them, whatever the backoff of a reset that found none at
- * reset.min-memory: a storm of many small sessions grows the server as much as one large
- * session, and no session of it reaches min-memory. It comes before the pool step (whose own
- * connection and resize would hold it up in the action queue) and before a restart that would
- * end every session, and again once reset.cooldown is over while the emergency lasts, when the
- * last one ended sessions: sessions that grow back are ended again rather than all of them by
- * the restart.
- * Seen at the top of the ladder: decided at 90% of the budget, against 64% at the reset rung. */
 /* The last emergency reset found no session at reset.emergency-min-memory: it ended nothing, so
  * there is no effect to wait for, and a session can reach that size only as the working set grows
  * by as much. It comes again then, in the same emergency, whatever reset.cooldown says; the
@@ -65,7 +55,17 @@ static bool emergency_regrown(const Tick *k) {
         return rs->emergency_found_nothing && k->ws >= rs->emergency_low + emergency_regrowth(k);
 }
 
-/* Ready by the rules of any emergency reset, regrowth aside. */
+/* In an emergency (the OOM under restart.emergency-eta, or a server stalled at restart.at), the
+ * reset rung ends the largest sessions down to reset.emergency-min-memory, up to
+ * reset.emergency-max-per-step of them, whatever the backoff of a reset that found none at
+ * reset.min-memory: a storm of many small sessions grows the server as much as one large
+ * session, and no session of it reaches min-memory. It comes before the pool step (whose own
+ * connection and resize would hold it up in the action queue) and before a restart that would
+ * end every session, and again once reset.cooldown is over while the emergency lasts, when the
+ * last one ended sessions: sessions that grow back are ended again rather than all of them by
+ * the restart.
+ * Seen at the top of the ladder: decided at 90% of the budget, against 64% at the reset rung.
+ * These rules; after one that found no session, also emergency_regrown(). */
 static bool emergency_reset_due(const Tick *k) {
         const Engine *e = k->e;
         const Policy *p = k->p;
@@ -108,7 +108,7 @@ static bool reset_urgent(Tick *k) {
                 snprintf(where, sizeof(where), "; pressing on memory.high %s", format_bytes(h, k->s->memory_high));
 
         bool in_trx = p->reset_in_trx == IN_TRX_EMERGENCY;
-        char why[96];
+        char why[192];
         emergency_why(k, why, sizeof(why));
         /* The growth it waits for doubles from its first in a row that found none. */
         bool again = !emergency_reset_due(k);
