@@ -65,7 +65,9 @@ text = "\n".join(m for _, m in gov)
 if governor.startswith("memgov"):
     acted = len(re.findall(r"memgov\[\d+\]: (?:trim|set memory\.high|set memory\.max|set max_connections|reset|restart|resize pool) ", text))
     ended = sum(int(n) for n in re.findall(r"-> reset (\d+) of \d+ session", text))
-    ended += sum(int(n) for n in re.findall(r"ended (\d+) (?:connection|session)", text))
+    # Admission's lowering carried to a new server process ends the clients over it: "ended 35 of
+    # the 47 client(s) in".
+    ended += sum(int(n) for n in re.findall(r"ended (\d+) (?:connection|session|of the \d+ client)", text))
     lowered = len(re.findall(r"set max_connections", text))
     raised = len(re.findall(r"set memory\.max", text))
 elif governor == "earlyoom":

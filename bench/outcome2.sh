@@ -165,8 +165,11 @@ one_run() { # SERVER SETTING SCENARIO GOVERNOR RUN
         d=$out/$s/$setting/$sc/$g/run-$r
         ident=$([[ $g == memgov* ]] && echo "${ident_memgov[$s]}" || echo "${ident_others[$s]}")-seed$((seed + r - 1))
         if ((resume)) && [[ -s $d/result.env && $(cat "$d/ident" 2>/dev/null) == "$ident" ]]; then
-                echo "outcome2: $s/$setting/$sc/$g run $r: kept from an earlier invocation"
-                return 0
+                if ! python3 "$here/bench/outcome2-report.py" --void "$d/result.env"; then
+                        echo "outcome2: $s/$setting/$sc/$g run $r: kept from an earlier invocation"
+                        return 0
+                fi
+                echo "outcome2: $s/$setting/$sc/$g run $r: its $sc did not take place: made again"
         fi
         ((dry)) && { echo "outcome2: would run $s/$setting/$sc/$g run $r"; return 0; }
         rm -rf "$d"

@@ -70,6 +70,8 @@ with tempfile.TemporaryDirectory() as tmp:
         "[   60.000000] guest memgov[200]: set max_connections 400 -> 42 (admission)",
         "[   70.000000] guest memgov[200]: -> reset 3 of 5 session(s): a@b",
         "[   80.000000] guest memgov[200]: set memory.max 536870912 -> 563714457 (admission)",
+        "[   90.000000] guest memgov[200]: -> lowered max_connections 400 -> 13 (3 client(s) before the storm on "
+        "the process before the restart, plus 10); ended 35 of the 47 client(s) in, the newest first (#23 to #60)",
     ]) + "\n")
     write(d, "memory.log", "1.0 200000000 300 900000\n2.0 560000000 300 500000\n3.0 300000000 400 800000\n")
     write(d, "rest.env", "rest_bytes=200000000\ndirty_pages=5000\n")
@@ -78,7 +80,7 @@ with tempfile.TemporaryDirectory() as tmp:
     want = {"oom_kills": "1", "sigkills": "1", "crash_recoveries": "1", "recovery_seconds": "12.0",
             "engine_recovery_seconds": "6.5", "starts": "2", "peak_bytes": "560000000",
             "over_limit_bytes": str(560000000 - (512 << 20)), "mem_available_min": str(500000 * 1024),
-            "sessions_ended": "3", "admission_lowerings": "1", "limit_raises": "1", "rest_bytes": "200000000", "dirty_pages": "5000"}
+            "sessions_ended": "38", "admission_lowerings": "1", "limit_raises": "1", "rest_bytes": "200000000", "dirty_pages": "5000"}
     for k, v in want.items():
         if s.get(k) != v:
             fail(f"server: {k} is {s.get(k)}, expected {v} (all: {s})")
@@ -103,10 +105,19 @@ with tempfile.TemporaryDirectory() as tmp:
         # memgov: fewer transactions but within none's range; never down long; more errors.
         run("memgov", n, transactions=tx - 10, down_seconds=1 + n / 10, client_errors=5 + n)
     run("memgov", 6, transactions=1000, down_seconds=1.0, client_errors=6, unfinished=1)
+    # A control run whose storm never started (no storm query answered): left out, and said.
+    run("control", 6, transactions=5000, down_seconds=0.0, storm_queries=0, scenario="storm")
     r = subprocess.run([sys.executable, REPORT, out, "a note"], check=True, capture_output=True, text=True).stdout
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in r.splitlines() if line.startswith("| ") and not line.startswith("| figure")}
     head = next(line for line in r.splitlines() if line.startswith("| figure"))
+    if "Left out: control 1 run(s) where the storm did not take place" not in r:
+        fail("a run without its storm is not said to be left out")
+    void = os.path.join(out, "mariadb-10.11", "container", "storm", "control", "run-6", "result.env")
+    if subprocess.run([sys.executable, REPORT, "--void", void]).returncode != 0:
+        fail("--void does not name a run without its storm (outcome2.sh would keep it on --resume)")
+    if subprocess.run([sys.executable, REPORT, "--void", void.replace("run-6", "run-1")]).returncode != 1:
+        fail("--void names a run that had its storm")
     if "none (5)" not in head or "control (5)" not in head or "memgov (6)" not in head:
         fail(f"the heading does not count the runs: {head}")
     if not rows["s not answering"][2].endswith("(better)") or "(" not in rows["s not answering"][2][:-9]:
