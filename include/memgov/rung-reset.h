@@ -26,4 +26,5 @@ typedef struct ResetState {
         uint64_t emergency_low;        /* ...the working set is reset.emergency-min-memory, doubled... */
         unsigned emergency_none;       /* ...for each one in a row that found none (counted from the
                                         * last due by the ordinary rules), above its lowest since */
+        bool last_regrowth;            /* the last reset decided is such a retry on growth */
 } ResetState;

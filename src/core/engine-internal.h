@@ -304,5 +304,8 @@ void limits_raise_for_admission(Tick *k);
 bool restart_pending(const Engine *e);
 /* The emergency reset was decided in this emergency. */
 bool reset_emergency_done(const Engine *e);
+/* A reset is out (decided, its result not in) that the ladder waits for: not an emergency reset
+ * tried again on the growth after one that found no session (rung-reset.c). */
+bool reset_awaited_out(const Tick *k);
 /* A step down of the buffer pool decided and not judged yet. */
 bool pool_shrinking(const Engine *e);

@@ -33,9 +33,9 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
 
 /* The last emergency reset found no session at reset.emergency-min-memory: it ended nothing, so
  * there is no effect to wait for, and a session can reach that size only as the working set grows
- * by as much. It comes again then, in the same emergency, whatever reset.cooldown says; the
- * growth it waits for doubles with each one in a row that found none, up to a sixteenth of the
- * budget (a storm of many small sessions grows the server without any of them reaching the
+ * by as much. It comes again then, in this emergency or in one that follows it, whatever
+ * reset.cooldown says; the growth it waits for doubles with each one in a row that found none, up
+ * to a sixteenth of the budget, and is never under reset.emergency-min-memory (a storm of many small sessions grows the server without any of them reaching the
  * floor: a few tries over the budget's range, not one listing of the sessions ahead of the
  * restart in the queue at every few megabytes; and sessions that do grow are found at most a
  * sixteenth of the budget late).
@@ -50,9 +50,12 @@ static uint64_t emergency_regrowth(const Tick *k) {
         return MAX(MIN(g, k->budget / EMERGENCY_REGROWTH_BUDGET_DIVISOR), k->p->reset_emergency_min_memory);
 }
 
+/* Not with reset.emergency-min-memory 0: every session holds that much, and one that found none
+ * found none that may be reset at all (exempt, in a write transaction): growth changes nothing. */
 static bool emergency_regrown(const Tick *k) {
         const ResetState *rs = state(k->e);
-        return rs->emergency_found_nothing && k->ws >= rs->emergency_low + emergency_regrowth(k);
+        return rs->emergency_found_nothing && k->p->reset_emergency_min_memory > 0 &&
+               k->ws >= rs->emergency_low + emergency_regrowth(k);
 }
 
 /* In an emergency (the OOM under restart.emergency-eta, or a server stalled at restart.at), the
@@ -112,6 +115,7 @@ static bool reset_urgent(Tick *k) {
         emergency_why(k, why, sizeof(why));
         /* The growth it waits for doubles from its first in a row that found none. */
         bool again = !emergency_reset_due(k);
+        state(e)->last_regrowth = again;
         if (!again)
                 state(e)->emergency_none = 0;
         else {
@@ -180,7 +184,7 @@ static bool reset_plan(Tick *k) {
                         d->reset.min_idle = p->reset_min_idle;
                         d->reset.in_trx = in_trx;
                 }
-                state(e)->last_emergency = false;
+                state(e)->last_emergency = state(e)->last_regrowth = false;
                 note_action(k, ACTION_RESET, true);
                 return true;
         }
@@ -255,4 +259,12 @@ const Rung rung_reset = {
 
 bool reset_emergency_done(const Engine *e) {
         return state(e)->emergency_done;
+}
+
+/* A retry on growth is a long shot (the one before it found no session, most often a storm of
+ * small ones): neither the restart nor memory.high making way for it waits for it.
+ * Seen otherwise: a restart due at restart.at passed such a retry, out for 13.5 s on a swamped
+ * server, only because the OOM was then nearer than sql.query-timeout (9.6 s). */
+bool reset_awaited_out(const Tick *k) {
+        return (k->s->pending & (1u << ACTION_RESET)) && !state(k->e)->last_regrowth;
 }

@@ -117,7 +117,7 @@ static bool restart_plan(Tick *k) {
          * no OOM coming, and answers no one meanwhile: the reset is given
          * sql.query-timeout there, as long as one of its statements.
          * Seen: a session list 6.7 s in coming from a swamped server, the OOM 2-4 s away. */
-        bool reset_out = k->wait_for_reset || (reset_emergency_done(e) && (k->s->pending & (1u << ACTION_RESET)));
+        bool reset_out = k->wait_for_reset || (reset_emergency_done(e) && reset_awaited_out(k));
         usec_t reset_out_for = reset_out ? k->now - e->act[ACTION_RESET].last : 0;
         bool oom_first = reset_out && k->eta < p->sql_query_timeout;
         bool stall_first = reset_out && !oom_first && k->stalled && reset_out_for >= p->sql_query_timeout;

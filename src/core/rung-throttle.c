@@ -83,7 +83,7 @@ static void throttle_after(Tick *k) {
                  * holds the restart) is out of its reach. memory.high makes way until the
                  * emergency is over.
                  * Seen: 29 s stalled at memory.high 334M, PSI full under the guard, no session to end. */
-                if (k->emergency && k->restart_held && reset_emergency_done(e) && !(s->pending & (1u << ACTION_RESET)) &&
+                if (k->emergency && k->restart_held && reset_emergency_done(e) && !reset_awaited_out(k) &&
                     !decided_this_tick(k, ACTION_RESET) && pressing_on_high(k))
                         state(e)->yields = true;
 

@@ -49,7 +49,7 @@ void sim_tick(Sim *sim, usec_t dt) {
                 sim->at[sim->n] = sim->now;
                 sim->n++;
         }
-        sim->s.failed = sim->s.reported = sim->s.not_done = 0;
+        sim->s.failed = sim->s.reported = sim->s.not_done = sim->s.found_nothing = 0;
         memset(sim->s.freed, 0, sizeof(sim->s.freed));
         /* Live: the writes land, as the actuators would make them; dry-run: nothing changes. */
         if (!sim->e->opts.simulate)
@@ -156,15 +156,16 @@ void check_invariants(const Sim *sim) {
                                 if (action_info(a)->lane == ACTION_LANE_SERVER)
                                         failed_until[a] = 0;
                                 if (a == ACTION_RESET)
-                                        emergency_failed_until = 0;
+                                        emergency_failed_until = 0, regrowth = false;
                                 /* The emergency reset's reset.cooldown is of the old process's
                                  * sessions. */
                                 last_emergency_reset = 0;
                         }
                 if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED && action_info(d->action)->paced) {
                         usec_t until = sim->at[i] + action_info(d->action)->backoff(&sim->p);
-                        regrowth = d->action == ACTION_RESET && last_reset_emergency &&
-                                   strstr(d->reason, "the emergency reset again once the working set has grown");
+                        if (d->action == ACTION_RESET)
+                                regrowth = last_reset_emergency &&
+                                           strstr(d->reason, "the emergency reset again once the working set has grown");
                         if (d->action == ACTION_RESET && last_reset_emergency && !regrowth)
                                 emergency_failed_until = until;
                         failed_until[d->action] = until;

@@ -256,6 +256,53 @@ static void test_emergency_reset_regrowth_capped(void **state) {
         expect(n >= 4 && capped >= 2);
         check_invariants(sim);
         sim_free(sim);
+
+        /* reset.emergency-min-memory 0: one that found none found no session that may be reset at
+         * all, and growth changes nothing: not again within reset.cooldown. */
+        sim = sim_new(false);
+        sim->p.reset_emergency_min_memory = 0;
+        sim->p.step[LEVEL_RESTART].enabled = false;
+        sim_policy_changed(sim);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        climb_into_high(sim, 30 * MB, 600, false, FINDS_NONE);
+        first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        expect(first);
+        for (unsigned i = 0; i < 50; i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 30 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                resets_free(sim, FINDS_NONE);
+        }
+        expect(!find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1));
+        sim_free(sim);
+}
+
+/* A young server climbing in an emergency: its emergency reset finds no session, and the retry on
+ * growth is still out (a swamped server's listing) when the working set reaches restart.at. The
+ * restart does not wait for that long shot: it comes at once, the OOM still further away than
+ * sql.query-timeout (waiting for the first emergency reset is test_emergency_reset_not_behind_the_pool's). */
+static void test_restart_not_held_by_a_retry(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        for (unsigned i = 0; i < 900 && !find(sim, T_RESTART, 0); i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 30 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                for (unsigned j = 0; j < sim->out.n_decisions; j++) {
+                        const Decision *d = &sim->out.decisions[j];
+                        if (decision_class(d) != T_RESET)
+                                continue;
+                        if (strstr(d->reason, "; again: "))
+                                sim->s.pending |= 1u << ACTION_RESET; /* out, its answer never comes */
+                        else
+                                action_feedback_add(&sim->fb, d, &(ActionResult) { .error = -ENOENT, .found_nothing = true });
+                }
+        }
+        const Decision *retry = find_text(sim, T_RESET, "; again: ", 0);
+        const Decision *r = find(sim, T_RESTART, 0);
+        expect(retry && r && retry < r);
+        expect(!strstr(r->reason, "not waited for"));
+        expect(sim->out.eta > sim->p.sql_query_timeout);
+        check_invariants(sim);
+        sim_free(sim);
 }
 
 static void test_emergency_reset_not_behind_the_pool(void **state) {
@@ -447,6 +494,7 @@ int main(void) {
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
                 cmocka_unit_test(test_emergency_reset_finds_sessions_grown),
                 cmocka_unit_test(test_emergency_reset_regrowth_capped),
+                cmocka_unit_test(test_restart_not_held_by_a_retry),
                 cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
                 cmocka_unit_test(test_emergency_reset_after_an_uncollected_reset),
                 cmocka_unit_test(test_emergency_reset_flickering),
