@@ -120,15 +120,18 @@ def clients(rundir):
 
 # A run whose scenario did not take place measures nothing of it: the storm's, when no storm
 # client ever got a query answered (each start failed to open its connections in sysbench's 30 s,
-# seen in one run of 15). Left out of the cell, and said under its table; outcome2.sh makes it
-# again on --resume.
+# seen in one run of 15), with no connection refused and no governor action, so that a governor
+# that kept the storm out is never what leaves its run out. Left out of the cell, and said under
+# its table; outcome2.sh makes it again on --resume. An unfinished run (the VM timed out) has no
+# server figures to judge by: it stays, its figures lower bounds.
 SCENARIO_RAN = {"storm": "storm_queries"}
 VOID = {}  # (server, setting, scenario) -> {governor: runs left out}
 
 
 def scenario_void(scenario, num):
     key = SCENARIO_RAN.get(scenario)
-    return key is not None and num.get("unfinished", 0) != 1 and num.get(key, 1) == 0
+    return (key is not None and num.get("unfinished", 0) != 1 and num.get(key, 1) == 0 and
+            num.get("refused", 0) == 0 and num.get("governor_actions", 0) == 0)
 
 
 def load(out):
@@ -208,6 +211,8 @@ def table(cell, runs):
 
 
 def main():
+    if len(sys.argv) < 2:
+        sys.exit("usage: outcome2-report.py OUT [NOTE] | --clients RUNDIR | --void RESULT_ENV")
     if sys.argv[1] == "--void":  # exit 0 when the run of this result.env did not have its scenario
         r = dict(line.strip().partition("=")[::2] for line in open(sys.argv[2]) if "=" in line)
         num = {k: float(v) for k, v in r.items() if v.replace(".", "", 1).isdigit()}

@@ -105,8 +105,12 @@ with tempfile.TemporaryDirectory() as tmp:
         # memgov: fewer transactions but within none's range; never down long; more errors.
         run("memgov", n, transactions=tx - 10, down_seconds=1 + n / 10, client_errors=5 + n)
     run("memgov", 6, transactions=1000, down_seconds=1.0, client_errors=6, unfinished=1)
-    # A control run whose storm never started (no storm query answered): left out, and said.
+    # A control run whose storm never started (no storm query answered): left out, and said. A
+    # memgov run whose storm got no query answered because memgov refused it is a measurement.
     run("control", 6, transactions=5000, down_seconds=0.0, storm_queries=0, scenario="storm")
+    run("memgov", 7, transactions=1000, down_seconds=1.0, client_errors=6, storm_queries=0, refused=40,
+        governor_actions=3, scenario="storm")
+    run("none", 6, transactions=1000, down_seconds=33, oom_kills=1, storm_queries=149, scenario="storm")
     r = subprocess.run([sys.executable, REPORT, out, "a note"], check=True, capture_output=True, text=True).stdout
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in r.splitlines() if line.startswith("| ") and not line.startswith("| figure")}
@@ -116,9 +120,10 @@ with tempfile.TemporaryDirectory() as tmp:
     void = os.path.join(out, "mariadb-10.11", "container", "storm", "control", "run-6", "result.env")
     if subprocess.run([sys.executable, REPORT, "--void", void]).returncode != 0:
         fail("--void does not name a run without its storm (outcome2.sh would keep it on --resume)")
-    if subprocess.run([sys.executable, REPORT, "--void", void.replace("run-6", "run-1")]).returncode != 1:
-        fail("--void names a run that had its storm")
-    if "none (5)" not in head or "control (5)" not in head or "memgov (6)" not in head:
+    for other in ("control/run-1", "memgov/run-7", "none/run-6"):
+        if subprocess.run([sys.executable, REPORT, "--void", void.replace("control/run-6", other)]).returncode != 1:
+            fail(f"--void names {other}, a run that had its storm or one kept out by its governor")
+    if "none (6)" not in head or "control (5)" not in head or "memgov (7)" not in head:
         fail(f"the heading does not count the runs: {head}")
     if not rows["s not answering"][2].endswith("(better)") or "(" not in rows["s not answering"][2][:-9]:
         fail(f"memgov's time not answering, apart from none's and lower, is not called better: {rows['s not answering']}")
