@@ -35,10 +35,10 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
  * there is no effect to wait for, and a session can reach that size only as the working set grows
  * by as much. It comes again then, in this emergency or in one that follows it, whatever
  * reset.cooldown says; the growth it waits for doubles with each one in a row that found none, up
- * to a sixteenth of the budget, and is never under reset.emergency-min-memory (a storm of many small sessions grows the server without any of them reaching the
- * floor: a few tries over the budget's range, not one listing of the sessions ahead of the
- * restart in the queue at every few megabytes; and sessions that do grow are found at most a
- * sixteenth of the budget late).
+ * to a sixteenth of the budget, and is never under reset.emergency-min-memory (a storm of many
+ * small sessions grows the server without any of them reaching the floor: a few tries over the
+ * budget's range, not one listing of the sessions ahead of the restart in the queue at every few
+ * megabytes; and sessions that do grow are found at most a sixteenth of the budget late).
  * Seen otherwise: 13 sessions under 200K when it found none, held back by the cooldown and the
  * backoff while each grew to some 19M, and the server killed by the OOM killer. */
 #define EMERGENCY_NONE_DOUBLINGS 16
