@@ -134,22 +134,24 @@ def scenario_void(scenario, num):
             num.get("refused", 0) == 0 and num.get("governor_actions", 0) == 0)
 
 
+def read_run(f):
+    """A run's cell and governor (from its path, OUT/SERVER/SETTING/SCENARIO/GOVERNOR/run-N) and the
+    numeric figures of its result.env."""
+    num = {}
+    for line in open(f):
+        k, _, v = line.strip().partition("=")
+        try:
+            num[k] = float(v)
+        except ValueError:
+            pass
+    return tuple(f.split(os.sep)[-6:-2]), num
+
+
 def load(out):
     cells = {}
     VOID.clear()
     for f in glob.glob(os.path.join(out, "*", "*", "*", "*", "run-*", "result.env")):
-        parts = f.split(os.sep)
-        server, setting, scenario, governor = parts[-6:-2]
-        r = {}
-        for line in open(f):
-            k, _, v = line.strip().partition("=")
-            r[k] = v
-        num = {}
-        for k, v in r.items():
-            try:
-                num[k] = float(v)
-            except ValueError:
-                pass
+        (server, setting, scenario, governor), num = read_run(f)
         num["peak_mib"] = num.get("peak_bytes", 0) / 1048576
         num["over_limit_mib"] = num.get("over_limit_bytes", 0) / 1048576
         # What a client saw fail: its errors (queries and connections lost), the connections
@@ -214,9 +216,8 @@ def main():
     if len(sys.argv) < 2:
         sys.exit("usage: outcome2-report.py OUT [NOTE] | --clients RUNDIR | --void RESULT_ENV")
     if sys.argv[1] == "--void":  # exit 0 when the run of this result.env did not have its scenario
-        r = dict(line.strip().partition("=")[::2] for line in open(sys.argv[2]) if "=" in line)
-        num = {k: float(v) for k, v in r.items() if v.replace(".", "", 1).isdigit()}
-        sys.exit(0 if scenario_void(r.get("scenario", ""), num) else 1)
+        (_, _, scenario, _), num = read_run(os.path.abspath(sys.argv[2]))
+        sys.exit(0 if scenario_void(scenario, num) else 1)
     if sys.argv[1] == "--clients":
         for k, v in clients(sys.argv[2]).items():
             print(f"{k}={v}")
