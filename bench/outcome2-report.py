@@ -43,6 +43,7 @@ FIGURES = [
     ("transactions", "transactions", False),
     ("p99_ms", "p99 ms", True),
     ("failures", "client-visible failures", True),
+    ("ordinary_failures", "of them the ordinary load's", True),
     ("client_errors", "client errors", True),
     ("refused", "connections refused", True),
     ("sessions_ended", "sessions ended by the governor", None),
@@ -56,14 +57,19 @@ def clients(rundir):
     """The clients' figures of one run: sysbench's report lines and histograms, the growing
     sessions' summary, the probe's log."""
     tx = storm = errors = reconnects = restarts = refused = 0
+    ordinary = 0  # the failures of every client but the storm's (what admission exists to refuse)
     hist, lat99 = {}, []
     report = re.compile(r"^\[ *\d+s \] thds: \d+ tps: ([\d.]+) qps: ([\d.]+) .*lat \(ms,99%\): ([\d.]+) err/s: ([\d.]+) reconn/s: ([\d.]+)")
     for f in sorted(glob.glob(os.path.join(rundir, "sb.*.log"))):
         text = open(f, errors="replace").read()
-        restarts += text.count("CLIENT RESTART")
-        refused += text.count("FATAL: error 1040:")
-        errors += len(re.findall(r"^FATAL: .*returned error", text, re.M))
         is_storm = "/sb.storm-" in f
+        seen = (text.count("CLIENT RESTART"), text.count("FATAL: error 1040:"),
+                len(re.findall(r"^FATAL: .*returned error", text, re.M)))
+        restarts += seen[0]
+        refused += seen[1]
+        errors += seen[2]
+        if not is_storm:
+            ordinary += sum(seen)
         for line in text.splitlines():
             m = report.match(line)
             if m:
@@ -75,6 +81,8 @@ def clients(rundir):
                     lat99.append(float(m.group(3)))
                 errors += float(m.group(4))
                 reconnects += float(m.group(5))
+                if not is_storm:
+                    ordinary += float(m.group(4))
                 continue
             m = re.match(r"\s+([\d.]+)\s+\|\*+\s+(\d+)$", line)
             if m and not is_storm:
@@ -85,6 +93,7 @@ def clients(rundir):
         if m:
             errors += int(m.group(1))
             reconnects += int(m.group(2))
+            ordinary += int(m.group(1))
 
     def pct(p):
         total, seen = sum(hist.values()), 0
@@ -112,6 +121,7 @@ def clients(rundir):
     return {
         "transactions": f"{tx:.0f}", "storm_queries": f"{storm:.0f}", "client_errors": f"{errors:.0f}",
         "reconnects": f"{reconnects:.0f}", "client_restarts": restarts, "refused": refused,
+        "ordinary_failures": f"{ordinary:.0f}",
         "p50_ms": pct(0.5), "p99_ms": p99,
         "down_seconds": f"{spent['down']:.1f}", "refused_seconds": f"{spent['refused']:.1f}",
         "probes": sum(probes.values()), "probes_down": probes["down"], "probes_refused": probes["refused"],
