@@ -165,6 +165,11 @@ memgov | memgov-eq)
                         die "the raises-off policy does not check"
         fi
         printf '[Unit]\nWants=memgov@%%N.service\n' >/etc/systemd/system/$unit.d/memgov.conf
+        # Its samples recorded as well, a trace that memgov replay runs again offline: what it saw,
+        # for a decision to be read (or a change tried) against the run.
+        mkdir -p "/etc/systemd/system/$gunit.d"
+        printf '[Service]\nExecStart=\nExecStart=%s run --unit %%i.service --record /var/lib/memgov/trace.csv\n' \
+                "$bin_memgov" >"/etc/systemd/system/$gunit.d/record.conf"
         ;;
 earlyoom)
         # Debian's service: /usr/bin/earlyoom $EARLYOOM_ARGS from /etc/default/earlyoom.
@@ -302,6 +307,10 @@ journalctl -b --no-pager -o short-monotonic -u $unit >"$results/server.journal"
 journalctl -b --no-pager -o short-monotonic -k >"$results/kernel.log"
 if [[ -n $gunit ]]; then
         journalctl -b --no-pager -o short-monotonic -u "$gunit" >"$results/governor.log"
+        if [[ -f /var/lib/memgov/trace.csv ]]; then
+                cp /var/lib/memgov/trace.csv "$results/trace.csv"
+                cp /etc/memgov/*.ini "$results/" 2>/dev/null || true
+        fi
 elif [[ $governor == manual ]]; then
         cp "$results/manual.log" "$results/governor.log"
 else
