@@ -215,6 +215,13 @@ def table(cell, runs):
                 text += judge(key, lower, vals, [r[key] for r in runs.get("none", []) if key in r])
             row.append(text)
         lines.append(f"| {heading} | " + " | ".join(row) + " |")
+    # A kill with no "ready for connections" after it in the run's logs (the kill came as the run
+    # ended): its kill to ready is not in the figures, which are lower bounds there.
+    late = {g: sum(1 for r in runs[g] if r.get("sigkills", 0) > r.get("crash_recoveries", 0)) for g in govs}
+    late = {g: n for g, n in late.items() if n}
+    if late:
+        lines += ["", "Killed with no recovery before the run ended: " + ", ".join(f"{g} {n} run(s)" for g, n in late.items())
+                  + "; their time from kill to ready is not counted (a lower bound)."]
     void = VOID.get(cell, {})
     if void:
         lines += ["", "Left out: " + ", ".join(f"{g} {n} run(s)" for g, n in sorted(void.items(), key=lambda i: GOVERNORS.index(i[0])))

@@ -115,6 +115,9 @@ with tempfile.TemporaryDirectory() as tmp:
     run("memgov", 7, transactions=1000, down_seconds=1.0, client_errors=6, storm_queries=0, refused=40,
         governor_actions=3, scenario="storm")
     run("none", 6, transactions=1000, down_seconds=33, oom_kills=1, storm_queries=149, scenario="storm")
+    # Killed as the run ended: no recovery in its logs (the other runs' kills are made up without
+    # sigkills, so this is the one).
+    run("oomd", 1, transactions=1000, down_seconds=200, oom_kills=1, sigkills=1, crash_recoveries=0)
     r = subprocess.run([sys.executable, REPORT, out, "a note"], check=True, capture_output=True, text=True).stdout
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in r.splitlines() if line.startswith("| ") and not line.startswith("| figure")}
@@ -127,6 +130,8 @@ with tempfile.TemporaryDirectory() as tmp:
     for other in ("control/run-1", "memgov/run-7", "none/run-6"):
         if subprocess.run([sys.executable, REPORT, "--void", void.replace("control/run-6", other)]).returncode != 1:
             fail(f"--void names {other}, a run that had its storm or one kept out by its governor")
+    if "Killed with no recovery before the run ended: oomd 1 run(s);" not in r:
+        fail("a run killed as it ended is not said to leave its kill to ready uncounted")
     if "none (6)" not in head or "control (5)" not in head or "memgov (7)" not in head:
         fail(f"the heading does not count the runs: {head}")
     if not rows["s not answering"][2].endswith("(better)") or "(" not in rows["s not answering"][2][:-9]:
