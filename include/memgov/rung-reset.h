@@ -13,6 +13,8 @@ typedef struct ResetParams {
         uint64_t min_memory; /* each holding at least this much */
         usec_t min_idle;     /* idle ones first: idle at least this long */
         bool in_trx;         /* sessions in a transaction too */
+        bool newest_first;   /* the last to connect first, idle or not, whatever they hold beyond
+                              * min_memory: a storm's newcomers (admission judged one) */
 } ResetParams;
 
 /* What the reset rung keeps between ticks (src/core/rung-reset.c): the emergency reset's. */

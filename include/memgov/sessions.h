@@ -4,9 +4,9 @@
 #include "memgov/policy.h"
 
 /* Choosing the sessions to reset (pure): idle sessions first, the ones holding the most memory
- * first, above a minimum size; never replication threads, the event scheduler, system threads,
- * memgov's own session or exempt users and hosts; sessions inside a write transaction only
- * when allowed. */
+ * first (or, in a connection storm, the newest first), above a minimum size; never replication
+ * threads, the event scheduler, system threads, memgov's own session or exempt users and hosts;
+ * sessions inside a write transaction only when allowed. */
 
 typedef struct Session {
         uint64_t id;
@@ -23,6 +23,7 @@ typedef struct SessionSelect {
         uint64_t min_memory;
         usec_t min_idle;
         bool allow_write_trx;
+        bool newest_first; /* by ID, the highest (the last to connect) first, idle or not */
         uint64_t own_id;
         const Policy *policy; /* exempt users and hosts */
 } SessionSelect;
@@ -38,7 +39,8 @@ int session_from_row(unsigned n_fields, char *const *row, Session *ret);
 const char *session_exempt(const Session *s, const SessionSelect *q);
 bool session_is_idle(const Session *s, const SessionSelect *q);
 
-/* Fills chosen with up to q->max indexes into s, in the order to reset them. */
+/* Fills chosen with up to q->max indexes into s, in the order to reset them: idle ones first,
+ * each part by memory, the largest first; with q->newest_first, by ID, the newest first. */
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen);
 
 /* The clients over keep, for an admission lowered below the clients connected: the keep oldest

@@ -49,6 +49,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                 .min_memory = d->reset.min_memory,
                 .min_idle = d->reset.min_idle,
                 .allow_write_trx = d->reset.in_trx,
+                .newest_first = d->reset.newest_first,
                 .own_id = conn.own_id,
                 .policy = c->policy,
         };

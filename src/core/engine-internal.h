@@ -309,3 +309,6 @@ bool reset_emergency_done(const Engine *e);
 bool reset_awaited_out(const Tick *k);
 /* A step down of the buffer pool decided and not judged yet. */
 bool pool_shrinking(const Engine *e);
+/* Admission judged the growth a connection storm on this server process: a lowering of
+ * max_connections decided (through or not), no calm since. */
+bool admit_storm_judged(const Engine *e);

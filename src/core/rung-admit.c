@@ -491,6 +491,10 @@ static void admit_before_ladder(Tick *k) {
              format_bytes(a, g.with), format_bytes(b, g.own), format_rate(r, g.rate));
 }
 
+bool admit_storm_judged(const Engine *e) {
+        return state(e)->lowered || state(e)->tried;
+}
+
 static void admit_simulate(Engine *e) {
         /* A lowering that only was assumed. */
         state(e)->lowered = state(e)->carry = state(e)->tried = false;

@@ -106,17 +106,20 @@ uint64_t sessions_largest(const Session *s, unsigned n, const SessionSelect *q) 
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen) {
         unsigned k = 0;
 
-        /* Two passes: idle sessions, then the others; each by memory, largest first. */
-        for (int pass = 0; pass < 2 && k < q->max; pass++) {
+        /* Two passes: idle sessions, then the others; each by memory, largest first. Newest
+         * first: one pass, by ID. */
+        int passes = q->newest_first ? 1 : 2;
+        for (int pass = 0; pass < passes && k < q->max; pass++) {
                 unsigned start = k;
                 for (unsigned i = 0; i < n; i++) {
                         if (s[i].memory < q->min_memory || session_exempt(&s[i], q))
                                 continue;
-                        if (session_is_idle(&s[i], q) != (pass == 0))
+                        if (passes == 2 && session_is_idle(&s[i], q) != (pass == 0))
                                 continue;
-                        /* Insertion into this pass's part of chosen, by memory. */
+                        /* Insertion into this pass's part of chosen, by memory (or ID). */
                         unsigned j = k;
-                        while (j > start && s[chosen[j - 1]].memory < s[i].memory) {
+                        while (j > start && (q->newest_first ? s[chosen[j - 1]].id < s[i].id
+                                                             : s[chosen[j - 1]].memory < s[i].memory)) {
                                 if (j < q->max)
                                         chosen[j] = chosen[j - 1];
                                 j--;

@@ -55,6 +55,29 @@ static void test_admit_on_rising_connections(void **state) {
         sim_free(sim);
 }
 
+/* The storm goes on after admission, faster: the emergency reset that follows ends the newest
+ * sessions first (the storm's newcomers), not the largest. */
+static void test_admit_emergency_reset_newest_first(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        storm(sim, 20, 1);
+        expect(find(sim, T_ADMIT, 0) && ADMIT(sim)->lowered);
+        /* Through memory.high, as a storm's sessions go (the kernel throttles, the server grows). */
+        const Decision *er = NULL;
+        for (unsigned t = 0; t < 120 && !er; t++) {
+                set_ws(sim, MIN(sim->s.memory_current + 10 * MB, BUDGET - 200 * MB));
+                sim->s.connections++;
+                sim_tick(sim, SEC);
+                resets_free(sim, 100 * MB);
+                er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        }
+        expect(er && er->reset.newest_first && er->reset.max == sim->p.reset_emergency_max);
+        expect(er && strstr(er->reason, "up to 16 of the newest session(s) holding at least 8M, idle or not (admission "
+                                        "judged a connection storm"));
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 /* A ramp of clients: from 3 connections at 3.6G to 127, the working set rising fast, then slowly.
  * Admission enters on its ETA well under admit.at, and leaves room for the connections that fit
  * under admit.at at the working set's cost per connection over the rise (admit.fit); without
@@ -646,6 +669,7 @@ static void test_admit_storm_in_bursts(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_admit_on_rising_connections),
+                cmocka_unit_test(test_admit_emergency_reset_newest_first),
                 cmocka_unit_test(test_admit_fit),
                 cmocka_unit_test(test_admit_restore_hysteresis),
                 cmocka_unit_test(test_admit_not_with_flat_connections),

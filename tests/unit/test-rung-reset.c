@@ -78,6 +78,9 @@ static void test_emergency_reset_at_the_reset_rung(void **state) {
         expect(er && strstr(er->reason, "OOM under restart.emergency-eta 10m"));
         expect(er->emergency && er->reset.max == sim->p.reset_emergency_max &&
                er->reset.min_memory == sim->p.reset_emergency_min_memory);
+        /* No storm judged by admission: the largest first. */
+        expect(!er->reset.newest_first && strstr(er->reason, "of the largest session(s) holding at least 8M, idle "
+                                                             "sessions first"));
         /* The first reset of the emergency, and nothing above the reset rung before it. */
         expect(find(sim, T_RESET, 0) == er);
         expect(!find(sim, T_POOL, 0) && !find(sim, T_RESTART, 0));

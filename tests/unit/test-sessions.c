@@ -96,6 +96,43 @@ static void test_select_many(void **state) {
         assert_int_equal(s[chosen[0]].memory, 149 * MB);
 }
 
+/* In a connection storm (admission judged one): the newest first, idle or not, whatever they
+ * hold over the floor; the exemptions and the floor as always. */
+static void test_select_newest(void **state) {
+        Policy *p = calloc(1, sizeof(Policy));
+        assert_int_equal(policy_load_default(p), 0);
+        Session s[] = {
+                S(5, "app", "10.0.0.5:4000", "Execute", 1, 33, false),  /* the application's, largest */
+                S(7, "app", "10.0.0.5:4001", "Sleep", 300, 20, false),  /* the application's, idle */
+                S(40, "app", "10.0.0.5:5000", "Query", 20, 16, false),
+                S(41, "app", "10.0.0.5:5001", "Query", 20, 4, false),   /* under the floor */
+                S(42, "app", "10.0.0.5:5002", "Sleep", 40, 16, false),  /* idle */
+                S(43, "app", "10.0.0.5:5003", "Query", 20, 16, true),   /* write transaction */
+                S(44, "app", "10.0.0.5:5004", "Query", 20, 9, false),
+                S(9, "root", "localhost", "Sleep", 999, 1, false),      /* memgov itself */
+        };
+        SessionSelect q = { .max = 3, .min_memory = 8 * MB, .min_idle = 30 * USEC_PER_SEC, .own_id = 9, .policy = p,
+                            .newest_first = true };
+        unsigned chosen[8];
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 3);
+        assert_int_equal(s[chosen[0]].id, 44);
+        assert_int_equal(s[chosen[1]].id, 42);
+        assert_int_equal(s[chosen[2]].id, 40);
+        /* Room for all: the older ones after the newcomers, newest first still. */
+        q.max = 8;
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 5);
+        assert_int_equal(s[chosen[3]].id, 7);
+        assert_int_equal(s[chosen[4]].id, 5);
+        /* The same sessions by the ordinary rule: the idle ones, then the largest. */
+        q.newest_first = false;
+        q.max = 3;
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 3);
+        assert_int_equal(s[chosen[0]].id, 7);
+        assert_int_equal(s[chosen[1]].id, 42);
+        assert_int_equal(s[chosen[2]].id, 5);
+        free(p);
+}
+
 /* An admission carried to a new server process, lowered below the clients already in: the newest
  * go, down to the count kept; the ones that may not be ended still count against it. */
 static void test_newest_over(void **state) {
@@ -188,6 +225,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_select),
                 cmocka_unit_test(test_select_many),
+                cmocka_unit_test(test_select_newest),
                 cmocka_unit_test(test_newest_over),
                 cmocka_unit_test(test_argv),
         };
