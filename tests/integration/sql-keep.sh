@@ -214,7 +214,34 @@ echo "$name: the trim with every connection taken: ${result#*-> }"
 stop_daemon
 empty
 
-# 2. Not kept: the same trim needs a new connection, and the full server refuses it.
+# 2. Killed right before an action: the action takes the kept session without a ping when it
+# answered within the last 30s, but not one the server has closed (its socket reads the end): a
+# new session is opened for it, and the trim goes through.
+start_daemon yes 64G killed.log
+wait_log "sql: a session kept open for the actions: id" 30 || fail "no session kept open"
+kept_id=$(grep -m1 "sql: a session kept open" "$log" | sed -E 's/.*: id ([0-9]+) on .*/\1/')
+sleep 10 # the loadable function trims once in 10 s, whoever calls it
+db_sql "KILL $kept_id"
+for _ in $(seq 100); do
+        [[ $(db_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = $kept_id") == 0 ]] && break
+        sleep 0.1
+done
+policy yes $(( $(db_rss) * 100 / 85 ))
+kill -HUP "$daemon"
+wait_log "memgov: -> " 30 || fail "no trim result within 30s of the kill"
+result=$(grep -m1 -- "memgov: -> " "$log")
+echo "$name: the trim right after its session was killed: ${result#*-> }"
+[[ $result == *"over SQL"*freed* && $result != *failed* ]] || fail "the trim after the kill: $result"
+for _ in $(seq 100); do
+        (( $(grep -c "sql: a session kept open" "$log") >= 2 )) && break
+        sleep 0.1
+done
+reopened=$(grep "sql: a session kept open" "$log" | sed -n 2p)
+[[ -n $reopened && $reopened != *": id $kept_id on "* ]] || fail "no new session for the action: $(grep "kept open" "$log")"
+echo "$name: ${reopened#*sql: }"
+stop_daemon
+
+# 3. Not kept: the same trim needs a new connection, and the full server refuses it.
 start_daemon no 64G nokeep.log
 sleep 2
 fill
