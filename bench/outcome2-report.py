@@ -29,6 +29,7 @@ WATCHES = {  # what each governor watches and how it acts
     "oomd": "the unit's cgroup memory pressure (PSI) and the machine's swap; kills the cgroup",
     "manual": "nothing: the server's own limits, a static MemoryHigh at 90%, an allocator release by cron",
 }
+LATENCY = ("p50_ms", "p99_ms")
 # key, heading, lower is better (None: not judged)
 FIGURES = [
     ("oom_kills", "OOM kills", True),
@@ -186,8 +187,9 @@ def fmt(v):
 
 
 def judge(key, lower, mine, base):
-    """better/worse only where the ranges [min, max] do not overlap."""
-    if lower is None or not mine or not base:
+    """better/worse only where the ranges [min, max] do not overlap, of two runs or more each (one
+    run is no range)."""
+    if lower is None or len(mine) < 2 or len(base) < 2:
         return ""
     _, lo, hi = spread(mine)
     _, blo, bhi = spread(base)
@@ -205,14 +207,16 @@ def table(cell, runs):
     for key, heading, lower in FIGURES:
         row = []
         for g in govs:
-            vals = [r[key] for r in runs[g] if key in r]
+            # A run with no transaction has no latency to tell (not 0 ms).
+            vals = [r[key] for r in runs[g] if key in r and not (key in LATENCY and not r.get("transactions"))]
             if not vals:
                 row.append("–")
                 continue
             med, lo, hi = spread(vals)
             text = fmt(med) if fmt(lo) == fmt(hi) else f"{fmt(med)} ({fmt(lo)}–{fmt(hi)})"
             if g not in ("none",):
-                text += judge(key, lower, vals, [r[key] for r in runs.get("none", []) if key in r])
+                text += judge(key, lower, vals, [r[key] for r in runs.get("none", []) if key in r and
+                                                 not (key in LATENCY and not r.get("transactions"))])
             row.append(text)
         lines.append(f"| {heading} | " + " | ".join(row) + " |")
     # A kill with no "ready for connections" after it in the run's logs (the kill came as the run

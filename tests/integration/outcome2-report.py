@@ -118,6 +118,9 @@ with tempfile.TemporaryDirectory() as tmp:
     # Killed as the run ended: no recovery in its logs (the other runs' kills are made up without
     # sigkills, so this is the one).
     run("oomd", 1, transactions=1000, down_seconds=200, oom_kills=1, sigkills=1, crash_recoveries=0)
+    # One run, apart from none's range on every figure: one run is no range, nothing is judged;
+    # and it did no transaction: no latency (not 0 ms, which would read as the best).
+    run("manual", 1, transactions=0, p99_ms=0, down_seconds=250)
     r = subprocess.run([sys.executable, REPORT, out, "a note"], check=True, capture_output=True, text=True).stdout
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in r.splitlines() if line.startswith("| ") and not line.startswith("| figure")}
@@ -144,6 +147,11 @@ with tempfile.TemporaryDirectory() as tmp:
         fail(f"the control, as none, is judged on OOM kills: {rows['OOM kills']}")
     if not rows["OOM kills"][2].endswith("(better)"):
         fail(f"no kill against one each run is not better: {rows['OOM kills']}")
+    manual = head.split("|")[1:-1].index(" manual (1) ") - 1
+    if any(w in rows[k][manual] for k in ("s not answering", "transactions") for w in ("better", "worse")):
+        fail(f"a governor of one run is judged: {rows['s not answering'][manual]}, {rows['transactions'][manual]}")
+    if rows["p99 ms"][manual] != "–":
+        fail(f"a run with no transaction has a p99: {rows['p99 ms'][manual]}")
     if rows["s not answering"][0] != "33 (31–35)":
         fail(f"none's median and range: {rows['s not answering'][0]}, expected 33 (31–35)")
     if "1 run(s) unfinished" not in r:
