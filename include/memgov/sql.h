@@ -72,6 +72,9 @@ typedef enum SqlKeepState {
  * connection's error in *ret_error (-ENOENT: the server listens on no unix socket,
  * -ECONNREFUSED: nothing listens where the policy says), 0 otherwise. */
 #define SQL_KEEP_PING (30 * USEC_PER_SEC)
+/* The kept session waits for the reply to a statement that had none within sql.query-timeout
+ * (sql_run leaves it open, and sql_connect reads that reply before handing it out): busy. */
+bool sql_keep_awaiting(void);
 SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlConn *ret_conn, int *ret_error,
                            char *why, size_t why_size);
 

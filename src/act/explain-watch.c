@@ -7,6 +7,7 @@
 #include "memgov/explain-watch.h"
 #include "memgov/log.h"
 #include "memgov/sql-keep.h"
+#include "memgov/sql.h"
 
 static struct {
         pthread_mutex_t lock;
@@ -29,6 +30,9 @@ void explain_watch(const ActionContext *c) {
         SqlKeepInfo k;
         sql_keep_info(&k);
         if (k.pid == t->pid && k.accepting == ACCEPTING_NOT_YET)
+                return;
+        /* Nor while the kept session waits for a reply: the action thread would wait with it. */
+        if (sql_keep_awaiting())
                 return;
 
         /* The cgroup's figures come from the samples (explain_input_from_sample). */

@@ -133,7 +133,8 @@ usec_t sql_keep_idle(void *userdata, const ActionContext *c) {
          * on; and the buffer pool, as the server keeps it between memgov's own steps. */
         _cleanup_sql_ SqlConn kept_conn = {};
         bool filling = false;
-        if (st == SQL_KEEP_OPEN && c->target->pid > 0 &&
+        /* Not while the session waits for a reply: the action thread would wait with it. */
+        if (st == SQL_KEEP_OPEN && c->target->pid > 0 && !sql_keep_awaiting() &&
             sql_connect(c->policy, c->target->pid, &kept_conn, why, sizeof(why)) >= 0) { /* the one kept */
                 if (opened) {
                         now.session_memory_known = session_memory_check(&kept_conn, &now.session_memory,

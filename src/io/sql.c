@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
@@ -694,6 +696,10 @@ static _Thread_local struct {
         KeptWith with;
         usec_t last_used;
         bool announced; /* sql_keep_warm told of this session (*opened), whoever opened it */
+        /* A statement's reply did not come within sql.query-timeout: the session stays, and the
+         * reply is read (and dropped) before its next statement. */
+        bool awaiting;
+        usec_t awaiting_since;
 } kept;
 
 static void kept_with(KeptWith *w, const Policy *p, pid_t pid) {
@@ -718,7 +724,40 @@ static void kept_close(void) {
         if (kept.conn.mysql)
                 mysql_close(kept.conn.mysql);
         kept.conn = (SqlConn) {};
-        kept.in_use = false;
+        kept.in_use = kept.awaiting = false;
+}
+
+/* Waits up to timeout for something to read on the connection's socket (a reply, or the end):
+ * 1, 0 when none came, or a negative errno. */
+static int reply_wait(MYSQL *m, usec_t timeout) {
+        struct pollfd pfd = { .fd = (int) mysql_get_socket(m), .events = POLLIN | POLLRDHUP };
+        if (pfd.fd < 0)
+                return -ENOTCONN;
+        usec_t deadline = now_clock(CLOCK_MONOTONIC) + timeout;
+        for (;;) {
+                usec_t now = now_clock(CLOCK_MONOTONIC);
+                int ms = now >= deadline ? 0 : (int) MIN((deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC, (usec_t) INT_MAX);
+                int r = poll(&pfd, 1, ms);
+                if (r >= 0)
+                        return r > 0;
+                if (errno != EINTR)
+                        return negative_errno();
+        }
+}
+
+/* The reply to the statement that had none within sql.query-timeout, read and dropped, every
+ * result of it. A server's error is a reply like any other; a connection's error (2000-2999)
+ * ends the session. */
+static int kept_drain(void) {
+        MYSQL *m = kept.conn.mysql;
+        if (mysql_read_query_result(m) != 0)
+                return mysql_errno(m) >= 2000 && mysql_errno(m) < 3000 ? -ECONNRESET : 0;
+        do {
+                MYSQL_RES *res = mysql_store_result(m);
+                if (res)
+                        mysql_free_result(res);
+        } while (mysql_next_result(m) == 0);
+        return 0;
 }
 
 /* Nothing to read on the kept session, no hang-up, no error: the server has not closed it (an
@@ -729,6 +768,34 @@ static bool kept_silent(void) {
         if (pfd.fd < 0)
                 return false;
         return poll(&pfd, 1, 0) == 0;
+}
+
+/* A reply awaited (kept.awaiting): waits for it up to `wait`; read and dropped when it came
+ * (the session answered), the session closed when the connection failed. -ETIMEDOUT, with why,
+ * while it still has not come. */
+static int kept_settle(usec_t wait, char *why, size_t why_size) {
+        if (!kept.awaiting)
+                return 0;
+        int w = reply_wait(kept.conn.mysql, wait);
+        if (w == 0) {
+                char t[FORMAT_TIMESPAN_MAX];
+                snprintf(why, why_size, "%s: the session kept for the actions has had no reply to its last statement "
+                         "for %s (the server answers nothing within sql.query-timeout); kept, its reply read when "
+                         "it comes", kept.conn.endpoint,
+                         format_timespan(t, now_clock(CLOCK_MONOTONIC) - kept.awaiting_since));
+                return -ETIMEDOUT;
+        }
+        if (w < 0 || kept_drain() < 0)
+                kept_close();
+        else {
+                kept.awaiting = false;
+                kept.last_used = now_clock(CLOCK_MONOTONIC); /* it answered */
+        }
+        return 0;
+}
+
+bool sql_keep_awaiting(void) {
+        return kept.conn.mysql && kept.awaiting;
 }
 
 void sql_keep_begin(void) {
@@ -746,6 +813,12 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
         assert(why);
         bool keep = kept.on && p->sql_keep_open && server_pid > 0;
 
+        /* The last statement's reply not in yet: waited for, as long as a statement's. A new
+         * connection to a server that has not answered is no better (its handshake waits in the
+         * same queue), and the session kept is the one already in. */
+        if (keep && !kept.in_use && kept.conn.mysql && kept_matches(p, server_pid) &&
+            kept_settle(p->sql_query_timeout, why, why_size) < 0)
+                return -ETIMEDOUT;
         if (keep && !kept.in_use && kept.conn.mysql) {
                 /* A session that no longer answers (the server closed it, or is gone) is opened
                  * again; one for another server or other settings is closed. One that answered
@@ -810,6 +883,9 @@ SqlKeepState sql_keep_warm(const Policy *p, pid_t server_pid, bool *opened, SqlC
         }
         if (kept.in_use)
                 return SQL_KEEP_OPEN;
+        /* Its reply read if it came; not waited for here, nor pinged: open, and busy. */
+        if (kept.conn.mysql && kept_matches(p, server_pid) && kept_settle(0, why, why_size) < 0)
+                return SQL_KEEP_OPEN;
         usec_t now = now_clock(CLOCK_MONOTONIC);
         if (!kept.conn.mysql || !kept_matches(p, server_pid) || now - kept.last_used >= SQL_KEEP_PING) {
                 SqlConn c;
@@ -839,7 +915,39 @@ int sql_run(SqlConn *c, const char *statement, sql_row_fn row, void *userdata, c
         MYSQL *m = c->mysql;
         int r = 0;
 
-        if (mysql_query(m, statement) != 0) {
+        /* On the kept session, a reply that does not come within sql.query-timeout leaves the
+         * session open (the library would close it): on a server swamped by a storm the next
+         * connection's handshake is not answered either, and the actions that follow would
+         * have no way in. Its reply is read before the next statement (sql_connect). */
+        bool on_kept = c->kept && m && m == kept.conn.mysql;
+        if (on_kept && kept.awaiting) {
+                /* A statement of this action had no reply: the next would read that reply as
+                 * its own. The session is handed out again once it came (sql_connect). */
+                snprintf(why, why_size, "%s: the session still waits for the reply to an earlier statement",
+                         c->endpoint);
+                return -ETIMEDOUT;
+        }
+        if (on_kept) {
+                int w;
+                if (mysql_send_query(m, statement, strlen(statement)) != 0)
+                        w = -EIO;
+                else if ((w = reply_wait(m, kept.with.query_timeout)) == 0) {
+                        char t[FORMAT_TIMESPAN_MAX];
+                        kept.awaiting = true;
+                        kept.awaiting_since = now_clock(CLOCK_MONOTONIC);
+                        snprintf(why, why_size, "%s: no reply within sql.query-timeout %s (the session is kept, its "
+                                 "reply read before its next statement)", c->endpoint,
+                                 format_timespan(t, kept.with.query_timeout));
+                        return -ETIMEDOUT;
+                }
+                if (w < 0 || mysql_read_query_result(m) != 0) {
+                        r = classify(mysql_errno(m));
+                        c->broken = c->broken || r == -ECONNRESET || r == -ECONNREFUSED || w < 0;
+                        snprintf(why, why_size, "%s: %s", c->endpoint, w < 0 && !mysql_errno(m) ? strerror(-w)
+                                                                                                 : mysql_error(m));
+                        return r;
+                }
+        } else if (mysql_query(m, statement) != 0) {
                 r = classify(mysql_errno(m));
                 c->broken = c->broken || r == -ECONNRESET || r == -ECONNREFUSED;
                 snprintf(why, why_size, "%s: %s", c->endpoint, mysql_error(m));

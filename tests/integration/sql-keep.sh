@@ -75,7 +75,7 @@ db_sql "CREATE USER storm@localhost IDENTIFIED BY 'memgov-test-password'"
 status() { db_sql "SHOW GLOBAL STATUS LIKE '$1'" | cut -f2; }
 connected() { status Threads_connected; }
 
-policy() { # KEEP BUDGET: the trim alone, through SQL, on a budget
+policy() { # KEEP BUDGET [QUERY_TIMEOUT]: the trim alone, through SQL, on a budget
         cat >"$dir/policy.ini" <<EOF
 [budget]
 size = $2
@@ -97,6 +97,7 @@ enabled = no
 enabled = no
 [sql]
 keep-open = $1
+query-timeout = ${3:-10s}
 EOF
 }
 wait_log() { # PATTERN SECONDS
@@ -107,10 +108,10 @@ wait_log() { # PATTERN SECONDS
         done
         return 1
 }
-start_daemon() { # KEEP BUDGET LOG
+start_daemon() { # KEEP BUDGET LOG [QUERY_TIMEOUT]
         log=$dir/$3
         mkdir -p -m 700 "$dir/state"
-        policy "$1" "$2"
+        policy "$1" "$2" "${4:-}"
         "$memgov" run --pid "$(db_pid)" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" \
                 --state-dir "$dir/state" >"$log" 2>&1 &
         daemon=$!
@@ -241,7 +242,45 @@ reopened=$(grep "sql: a session kept open" "$log" | sed -n 2p)
 echo "$name: ${reopened#*sql: }"
 stop_daemon
 
-# 3. Not kept: the same trim needs a new connection, and the full server refuses it.
+# 3. No reply within sql.query-timeout (the server stopped for a while, as a swamped one answers
+# nothing): the trim fails, and the session stays open, its reply read once it comes; the
+# library alone would have closed it, and a server that answers nothing takes no new one.
+start_daemon yes 64G stopped.log 1s
+wait_log "sql: a session kept open for the actions: id" 30 || fail "no session kept open"
+kept_id=$(grep -m1 "sql: a session kept open" "$log" | sed -E 's/.*: id ([0-9]+) on .*/\1/')
+sleep 10 # the loadable function trims once in 10 s
+kill -STOP "$(db_pid)"
+policy yes $(( $(db_rss) * 100 / 85 )) 1s
+kill -HUP "$daemon"
+wait_log "-> trim failed" 20 || { kill -CONT "$(db_pid)"; fail "no failed trim within 20s, the server stopped: $(grep -- "-> " "$log")"; }
+sleep 1
+kill -CONT "$(db_pid)"
+result=$(grep -m1 -- "-> trim failed" "$log")
+echo "$name: the trim, the server stopped: ${result#*-> }"
+[[ $result == *"trim failed"*"no reply within sql.query-timeout 1s (the session is kept"* ]] ||
+        fail "the trim on a stopped server: $result"
+# The reply comes once the server runs again, and is read at the session's next use (the idle
+# round, every 10 s): the same session, idle in the server, and no other opened.
+for _ in $(seq 150); do
+        [[ $(db_sql "SELECT COMMAND FROM information_schema.PROCESSLIST WHERE ID = $kept_id") == Sleep ]] && break
+        sleep 0.2
+done
+[[ $(db_sql "SELECT COMMAND FROM information_schema.PROCESSLIST WHERE ID = $kept_id") == Sleep ]] ||
+        fail "session $kept_id is not idle in the server: $(db_sql "SELECT ID, COMMAND, INFO FROM information_schema.PROCESSLIST")"
+sleep 11 # past the next idle round, which reads the reply
+"$memgov" status --socket "$dir/state/memgov.sock" --json >"$dir/status.json" || fail "memgov status failed"
+python3 - "$dir/status.json" "$kept_id" <<'PY' || fail "memgov status: $(cat "$dir/status.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))["server"]
+if s.get("sql_session") != "open" or s.get("sql_session_id") != int(sys.argv[2]):
+    sys.exit(f"status server: session {s.get('sql_session')} id {s.get('sql_session_id')}, expected open id {sys.argv[2]}")
+PY
+(( $(grep -c "sql: a session kept open" "$log") == 1 )) || fail "the session was lost: $(grep "sql: " "$log")"
+grep -q "sql: cannot keep" "$log" && fail "the session was said lost: $(grep "sql: " "$log")"
+echo "$name: session $kept_id kept through the stop, open in memgov status"
+stop_daemon
+
+# 4. Not kept: the same trim needs a new connection, and the full server refuses it.
 start_daemon no 64G nokeep.log
 sleep 2
 fill
