@@ -764,10 +764,7 @@ static int kept_drain(void) {
  * idle session is sent nothing; a server that ends it closes the socket, after an error packet
  * or not). A session the library gave up on (a timeout) has no socket. */
 static bool kept_silent(void) {
-        struct pollfd pfd = { .fd = (int) mysql_get_socket(kept.conn.mysql), .events = POLLIN | POLLRDHUP };
-        if (pfd.fd < 0)
-                return false;
-        return poll(&pfd, 1, 0) == 0;
+        return reply_wait(kept.conn.mysql, 0) == 0;
 }
 
 /* A reply awaited (kept.awaiting): waits for it up to `wait`; read and dropped when it came

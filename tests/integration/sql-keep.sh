@@ -108,6 +108,13 @@ wait_log() { # PATTERN SECONDS
         done
         return 1
 }
+session_id() { sed -E 's/.*: id ([0-9]+) on .*/\1/' <<<"$1"; } # a "session kept open" line's id
+# The daemon's first kept session: its log line in kept_line, its id in kept_id.
+first_kept() {
+        wait_log "sql: a session kept open for the actions: id" 30 || fail "no session kept open"
+        kept_line=$(grep -m1 "sql: a session kept open" "$log")
+        kept_id=$(session_id "$kept_line")
+}
 start_daemon() { # KEEP BUDGET LOG [QUERY_TIMEOUT]
         log=$dir/$3
         mkdir -p -m 700 "$dir/state"
@@ -169,10 +176,8 @@ version=$(db_sql "SELECT VERSION()")
 
 # 1. Kept open: the daemon opens its session at start, on a budget it is far below.
 start_daemon yes 64G keep.log
-wait_log "sql: a session kept open for the actions: id" 30 || fail "no session kept open"
-line=$(grep -m1 "sql: a session kept open" "$log")
-kept_id=$(sed -E 's/.*: id ([0-9]+) on .*/\1/' <<<"$line")
-echo "$name: ${line#*sql: }"
+first_kept
+echo "$name: ${kept_line#*sql: }"
 [[ $(db_sql "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = $kept_id AND USER = 'root'") == 1 ]] ||
         fail "session $kept_id is not in the server's process list"
 for _ in $(seq 50); do
@@ -201,7 +206,7 @@ for _ in $(seq 600); do
 done
 line=$(grep "sql: a session kept open" "$log" | sed -n 2p)
 [[ -n $line ]] || fail "the session killed was not opened again within 60s"
-kept_id=$(sed -E 's/.*: id ([0-9]+) on .*/\1/' <<<"$line")
+kept_id=$(session_id "$line")
 echo "$name: killed; $(( $(date +%s) - t0 ))s later: ${line#*sql: }"
 fill
 # A budget the server's RSS is at 85% of: trim.at 75% calls for a trim.
@@ -219,8 +224,7 @@ empty
 # answered within the last 30s, but not one the server has closed (its socket reads the end): a
 # new session is opened for it, and the trim goes through.
 start_daemon yes 64G killed.log
-wait_log "sql: a session kept open for the actions: id" 30 || fail "no session kept open"
-kept_id=$(grep -m1 "sql: a session kept open" "$log" | sed -E 's/.*: id ([0-9]+) on .*/\1/')
+first_kept
 sleep 10 # the loadable function trims once in 10 s, whoever calls it
 db_sql "KILL $kept_id"
 for _ in $(seq 100); do
@@ -246,8 +250,7 @@ stop_daemon
 # nothing): the trim fails, and the session stays open, its reply read once it comes; the
 # library alone would have closed it, and a server that answers nothing takes no new one.
 start_daemon yes 64G stopped.log 1s
-wait_log "sql: a session kept open for the actions: id" 30 || fail "no session kept open"
-kept_id=$(grep -m1 "sql: a session kept open" "$log" | sed -E 's/.*: id ([0-9]+) on .*/\1/')
+first_kept
 sleep 10 # the loadable function trims once in 10 s
 kill -STOP "$(db_pid)"
 policy yes $(( $(db_rss) * 100 / 85 )) 1s
