@@ -21,6 +21,8 @@ typedef struct ActionResult {
         bool not_done;         /* with no error: nothing was carried out, through no fault of its own */
         bool found_nothing;    /* with an error: it found nothing to act on (a reset: no session at its
                                 * threshold), and so changed nothing */
+        bool found_fewer;      /* with no error: it acted on all it found, fewer than it was allowed
+                                * (a reset: every session at its threshold, fewer than its max) */
 } ActionResult;
 
 /* What the next sample tells the engine about the actions finished since the previous one. */
@@ -29,6 +31,7 @@ typedef struct ActionFeedback {
         unsigned reported; /* bits 1 << ActionKind: freed[] holds what it measured */
         unsigned not_done; /* bits 1 << ActionKind: not carried out (ActionResult.not_done) */
         unsigned found_nothing; /* bits 1 << ActionKind: failed finding nothing (ActionResult.found_nothing) */
+        unsigned found_fewer;   /* bits 1 << ActionKind: done on fewer than allowed (ActionResult.found_fewer) */
         uint64_t freed[_ACTION_KIND_MAX];
         unsigned based; /* bits 1 << ActionKind: baseline[] holds what it worked from */
         uint64_t baseline[_ACTION_KIND_MAX];

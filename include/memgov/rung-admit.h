@@ -56,4 +56,8 @@ typedef struct AdmitState {
         usec_t seg_t[SAMPLE_CONNECTIONS_EVERY];
         unsigned seg_n, seg_head;
         unsigned conn_n, conn_head;
+        /* The buffer pool's first fill on process pool_pid, as its readings rose (see
+         * admit_sessions_ws()): pool_filled in all, pool_last the last reading's pages in use. */
+        pid_t pool_pid;
+        uint64_t pool_filled, pool_last;
 } AdmitState;

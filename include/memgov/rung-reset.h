@@ -24,7 +24,8 @@ typedef struct ResetState {
         usec_t emergency_last;         /* ...last at this time (none again within reset.cooldown) */
         usec_t emergency_backoff_until; /* the last emergency reset failed: none before this */
         bool last_emergency;           /* the last reset decided is an emergency reset */
-        bool emergency_found_nothing;  /* the last emergency reset found no session: again once... */
+        bool emergency_found_nothing;  /* the last emergency reset found no session, or... */
+        bool emergency_found_fewer;    /* ...ended all it found, fewer than its max: again once... */
         uint64_t emergency_low;        /* ...the working set is reset.emergency-min-memory, doubled... */
         unsigned emergency_none;       /* ...for each one in a row that found none (counted from the
                                         * last due by the ordinary rules), above its lowest since */

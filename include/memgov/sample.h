@@ -80,6 +80,9 @@ typedef struct Sample {
         /* bit (1 << ActionKind), with its bit in `failed`: it found nothing to act on (a reset: no
          * session at its threshold), and so changed nothing */
         unsigned found_nothing;
+        /* bit (1 << ActionKind), without its bit in `failed`: it acted on all it found, fewer than it
+         * was allowed (a reset: every session at its threshold, fewer than its max) */
+        unsigned found_fewer;
         /* memory.high and memory.max cannot be written (a read-only cgroup file system, as in a
          * container): throttling and the memory.max raise for a restart are not available. */
         unsigned limits_readonly;

@@ -67,6 +67,10 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                                      measured == SESSION_MEMORY_PARTIAL ? unmeasured : "");
         }
 
+        /* Every session that may be reset chosen, fewer than allowed: the rest are smaller (the
+         * engine tries again as the server grows, not after the cooldown). */
+        ret->found_fewer = k < d->reset.max;
+
         /* Who, and why them: the log and status say it. */
         StrBuf detail;
         strbuf_init(&detail, ret->detail, sizeof(ret->detail));

@@ -158,26 +158,26 @@ void measure_effects(Tick *k) {
                  * held back by its own rules), and say so. */
                 const Rung *rung = engine_rung(info->level);
                 bool keep_backoff = false;
-                const char *but = "";
+                const char *but = "", *after = "";
                 if (rung && rung->judged)
-                        rung->judged(k, a, &keep_backoff, &but);
+                        rung->judged(k, a, &keep_backoff, &but, &after);
                 if (gain < 0 || (uint64_t) gain < sp->min_gain) {
                         st->spent = true;
                         st->failed = false;
                         st->backoff_until = MAX(st->backoff_until, st->last + sp->backoff);
                         d = emit_code(k, DECISION_EFFECT, EFFECT_TOO_LITTLE,
                                  "%s %s%s%s%s%s, under %s.min-gain %s: not again for %s%s, and the ladder "
-                                 "moves up if the working set keeps rising",
+                                 "moves up if the working set keeps rising%s",
                                  what, gain <= 0 ? "nothing" : "only ", gain <= 0 ? "" : format_bytes(g, (uint64_t) gain),
                                  assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")",
                                  level_to_string(info->level), format_bytes(x, sp->min_gain),
                                  format_timespan(t, st->backoff_until > k->now ? st->backoff_until - k->now : 0),
-                                 but);
+                                 but, after);
                 } else {
                         if (!keep_backoff || k->now >= st->backoff_until)
                                 st->spent = st->failed = false;
-                        d = emit_code(k, DECISION_EFFECT, EFFECT_FREED, "%s %s%s%s%s", what, format_bytes(g, (uint64_t) gain),
-                                 assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")");
+                        d = emit_code(k, DECISION_EFFECT, EFFECT_FREED, "%s %s%s%s%s%s", what, format_bytes(g, (uint64_t) gain),
+                                 assumed ? "" : " (", assumed ? "" : how, assumed ? "" : ")", after);
                 }
                 if (d) {
                         d->action = a;

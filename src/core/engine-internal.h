@@ -162,8 +162,9 @@ typedef struct Rung {
         /* One of its actions failed: what of its state the failure undoes. true: handled whole
          * (no backoff, no failure decision); else *but is said after the backoff. */
         bool (*failed)(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but);
-        /* One of its actions judged by its effect: keep a backoff running, what to say after it. */
-        void (*judged)(const Tick *k, ActionKind a, bool *keep_backoff, const char **but);
+        /* One of its actions judged by its effect: keep a backoff running, what to say after the
+         * backoff of one that freed too little (but), and after the line whatever it freed (after). */
+        void (*judged)(const Tick *k, ActionKind a, bool *keep_backoff, const char **but, const char **after);
         /* Each tick, after the limits, before the ladder moves. */
         void (*before_ladder)(Tick *k);
 
@@ -309,6 +310,6 @@ bool reset_emergency_done(const Engine *e);
 bool reset_awaited_out(const Tick *k);
 /* A step down of the buffer pool decided and not judged yet. */
 bool pool_shrinking(const Engine *e);
-/* Admission judged the growth a connection storm on this server process: a lowering of
- * max_connections decided (through or not), no calm since. */
-bool admit_storm_judged(const Engine *e);
+/* Admission judges the growth a connection storm on this server process: now (whether or not
+ * admit.at is reached), or a lowering of max_connections decided (through or not), no calm since. */
+bool admit_storm_judged(const Tick *k);

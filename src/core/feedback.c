@@ -16,6 +16,8 @@ void action_feedback_add(ActionFeedback *f, const Decision *d, const ActionResul
                 f->not_done |= 1u << d->action;
                 return;
         }
+        if (r->found_fewer)
+                f->found_fewer |= 1u << d->action;
         /* Only what a trace can hold (its "<name>_freed" and baseline columns): replay must see what
          * the daemon saw. */
         if (r->baseline > 0 && action_info(d->action)->baseline_column) {
@@ -39,6 +41,7 @@ void action_feedback_apply(ActionFeedback *f, Sample *s, unsigned pending) {
         s->reported |= f->reported;
         s->not_done |= f->not_done;
         s->found_nothing |= f->found_nothing;
+        s->found_fewer |= f->found_fewer;
         s->based |= f->based;
         for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
                 s->freed[a] += f->freed[a];

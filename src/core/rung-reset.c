@@ -40,7 +40,11 @@ static void emergency_why(Tick *k, char *buf, size_t n) {
  * budget's range, not one listing of the sessions ahead of the restart in the queue at every few
  * megabytes; and sessions that do grow are found at most a sixteenth of the budget late).
  * Seen otherwise: 13 sessions under 200K when it found none, held back by the cooldown and the
- * backoff while each grew to some 19M, and the server killed by the OOM killer. */
+ * backoff while each grew to some 19M, and the server killed by the OOM killer.
+ * So does one that ended every session at the floor, fewer than reset.emergency-max-per-step:
+ * the others were smaller, and reach it only as the server grows (its growth not doubled: it
+ * found some). Seen held by the cooldown: 10 of 66 sessions ended, the rest growing at 23 G/h,
+ * the restart at 96% 18 s later. */
 #define EMERGENCY_NONE_DOUBLINGS 16
 #define EMERGENCY_REGROWTH_BUDGET_DIVISOR 16
 
@@ -54,7 +58,7 @@ static uint64_t emergency_regrowth(const Tick *k) {
  * found none that may be reset at all (exempt, in a write transaction): growth changes nothing. */
 static bool emergency_regrown(const Tick *k) {
         const ResetState *rs = state(k->e);
-        return rs->emergency_found_nothing && k->p->reset_emergency_min_memory > 0 &&
+        return (rs->emergency_found_nothing || rs->emergency_found_fewer) && k->p->reset_emergency_min_memory > 0 &&
                k->ws >= rs->emergency_low + emergency_regrowth(k);
 }
 
@@ -121,19 +125,21 @@ static bool reset_urgent(Tick *k) {
         else {
                 char g[FORMAT_BYTES_MAX];
                 size_t n = strlen(why);
-                snprintf(why + n, sizeof(why) - n, "; again: %s of growth since the last found none",
-                         format_bytes(g, k->ws - state(e)->emergency_low));
+                snprintf(why + n, sizeof(why) - n, "; again: %s of growth since the last found %s",
+                         format_bytes(g, k->ws - state(e)->emergency_low),
+                         state(e)->emergency_found_nothing ? "none" : "fewer than its max");
         }
-        /* In a storm admission judged one (the growth came with the new connections), its
-         * newcomers go first: the sessions there before it did not bring the server here, and an
-         * application's long-lived sessions often hold more than a newcomer (prepared statements,
-         * caches). Largest first, one of them went and its client's reconnect met the lowered
-         * max_connections. Measured: MySQL 9.7, sysbench's sessions 32.6M, a storm's 16.3M. */
-        bool newest = admit_storm_judged(e);
-        char order[160];
+        /* In a storm admission judges one (the growth came with the new connections), its
+         * newcomers go first, also before admit.at is reached: the sessions there before it did
+         * not bring the server here, and an application's long-lived sessions often hold more
+         * than a newcomer (prepared statements, caches). Largest first, one of them went and its
+         * client's reconnect met the lowered max_connections. Measured: MySQL 9.7, sysbench's
+         * sessions 32.6M, a storm's 16.3M; at 67%, under admit.at, sysbench's alone (32.7M). */
+        bool newest = admit_storm_judged(k);
+        char order[224];
         if (newest)
-                snprintf(order, sizeof(order), "the newest session(s) holding at least %s, idle or not (admission "
-                         "judged a connection storm: its newcomers before the sessions there before it)",
+                snprintf(order, sizeof(order), "the newest session(s) holding at least %s, idle or not (a connection "
+                         "storm, as admission judges one: its newcomers before the sessions there before it)",
                          format_bytes(a, p->reset_emergency_min_memory));
         else
                 snprintf(order, sizeof(order), "the largest session(s) holding at least %s, idle sessions first "
@@ -150,7 +156,7 @@ static bool reset_urgent(Tick *k) {
                 d->reset.newest_first = newest;
         }
         state(e)->emergency_done = state(e)->emergency_any = state(e)->last_emergency = true;
-        state(e)->emergency_found_nothing = false;
+        state(e)->emergency_found_nothing = state(e)->emergency_found_fewer = false;
         state(e)->emergency_last = k->now;
         /* The backoff of a reset at reset.min-memory runs on: announced, and kept. */
         note_action(k, ACTION_RESET, true);
@@ -168,7 +174,7 @@ static void reset_prepare(Tick *k) {
         Engine *e = k->e;
         if (!k->emergency)
                 state(e)->emergency_done = false;
-        if (state(e)->emergency_found_nothing)
+        if (state(e)->emergency_found_nothing || state(e)->emergency_found_fewer)
                 state(e)->emergency_low = MIN(state(e)->emergency_low, k->ws);
         k->emergency_reset = emergency_reset_ready(k);
         k->reset_outstanding = (k->s->pending & (1u << ACTION_RESET)) || e->act[ACTION_RESET].pending;
@@ -230,15 +236,30 @@ static bool reset_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff
         return false;
 }
 
+/* An emergency reset that ended every session at its floor, fewer than its max, comes again on
+ * growth (emergency_regrown()): from the working set when its result came. Said on the sample
+ * that brings the result, whenever its effect is judged. */
+static void reset_observe(Tick *k) {
+        ResetState *rs = state(k->e);
+        if ((k->s->found_fewer & (1u << ACTION_RESET)) && rs->last_emergency && !for_gone_process(k->e, ACTION_RESET)) {
+                rs->emergency_found_fewer = true;
+                rs->emergency_low = k->ws;
+                rs->emergency_none = 0;
+        }
+}
+
 /* The emergency reset is held back by its own rules (emergency_reset_ready()), not by the backoff
  * of a reset at reset.min-memory; and its result does not end that backoff when that one failed
  * or found too little before it. */
-static void reset_judged(const Tick *k, ActionKind a, bool *keep_backoff, const char **but) {
+static void reset_judged(const Tick *k, ActionKind a, bool *keep_backoff, const char **but, const char **after) {
         *keep_backoff = state(k->e)->last_emergency;
         if (state(k->e)->last_emergency)
                 state(k->e)->emergency_none = 0;
         if (emergency_reset_enabled(k->p))
                 *but = EMERGENCY_EXCEPTED;
+        if (state(k->e)->last_emergency && state(k->e)->emergency_found_fewer)
+                *after = "; it ended every session at reset.emergency-min-memory, fewer than its max: the emergency "
+                         "reset again once the working set has grown by as much";
 }
 
 /* A new server process: what failed against the old one's sessions says nothing of the new
@@ -252,6 +273,7 @@ static void reset_new_process(Tick *k) {
         if (!st->pending && st->failed)
                 state(e)->emergency_backoff_until = 0;
         state(e)->emergency_done = state(e)->emergency_any = state(e)->emergency_found_nothing = false;
+        state(e)->emergency_found_fewer = false;
         state(e)->emergency_none = 0;
 }
 
@@ -262,6 +284,7 @@ const Rung rung_reset = {
         .climbed_to = reset_climbed_to,
         .new_process = reset_new_process,
         .failed = reset_failed,
+        .observe = reset_observe,
         .judged = reset_judged,
         .prepare = reset_prepare,
         .urgent = reset_urgent,

@@ -81,6 +81,7 @@ static const TraceColumn columns[] = {
         C("pool_room", T_U64, pool_room, SAMPLE_HAS_POOL_FILL, true),
         C("pool_read_us", T_U64, pool_read, SAMPLE_HAS_POOL_FILL, true),
         C("found_nothing", T_FAILED, found_nothing, 0, false),
+        C("found_fewer", T_FAILED, found_fewer, 0, false),
 };
 
 #define N_FIXED ELEMENTSOF(columns)

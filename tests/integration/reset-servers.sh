@@ -82,7 +82,7 @@ run_case() {
         log=$dir/$label.log
         mkdir -p -m 700 "$dir/state"
         "$memgov" run --pid "$SERVER_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" \
-                --state-dir "$dir/state" >"$log" 2>&1 &
+                --state-dir "$dir/state" --record "$dir/$label.trace.csv" >"$log" 2>&1 &
         daemon=$!
         export SESSIONS_CLIENT=${client/\%PID\%/$SERVER_PID}
         python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" normal app app-password 90 >"$dir/$label.normal" &
@@ -141,6 +141,15 @@ n=$(cat "$dir/grow.normal")
 [[ $n =~ ^normal\ ok=([0-9]+)\ errors=0\ reconnects=0$ ]] && (( BASH_REMATCH[1] > 50 )) ||
         fail "grow: the normal client: $n"
 echo "$name: grow: ok: 3 sessions ended, RSS $before -> $after, the normal client: $n"
+# Every session at reset.min-memory ended, 3 of reset.max-per-step 4: the trace says the reset found
+# fewer than it was allowed (the emergency reset comes again on growth after such a one).
+python3 - "$dir/grow.trace.csv" <<'PY' || fail "grow: the trace does not say the reset found fewer than its max"
+import csv, sys
+rows = list(csv.DictReader(l for l in open(sys.argv[1]) if not l.startswith("#")))
+fewer = [r for r in rows if "reset" in r["found_fewer"].split("+")]
+print(f"grow: trace: found_fewer=reset on {len(fewer)} of {len(rows)} samples")
+sys.exit(0 if len(fewer) == 1 and not any("reset" in r["failed"].split("+") for r in fewer) else 1)
+PY
 warned=$(grep -m1 "anonymous account" "$log") || fail "grow: no word of the anonymous account with exempt-users set"
 [[ $warned == *"warning: "*"(''@'localhost')"*"exempt name"* ]] || fail "grow: $warned"
 echo "$name: grow: ok: ${warned#*memgov: }"

@@ -226,6 +226,45 @@ static void test_emergency_reset_finds_sessions_grown(void **state) {
         sim_free(sim);
 }
 
+/* An emergency reset that ended every session at reset.emergency-min-memory, fewer than its max
+ * (the storm's other sessions smaller, growing): it comes again once the working set has grown by
+ * the floor, well within reset.cooldown. One that ended as many as its max comes again after the
+ * cooldown, as before.
+ * Seen held by the cooldown: 10 of 66 ended, the rest growing at 23 G/h, the restart 18 s on. */
+static void test_emergency_reset_again_after_fewer(void **state) {
+        for (unsigned fewer = 0; fewer < 2; fewer++) {
+                Sim *sim = sim_new(false);
+                sim->p.step[LEVEL_RESTART].enabled = false;
+                sim_policy_changed(sim);
+                sim->s.uptime = 2 * USEC_PER_MINUTE;
+                const Decision *first = NULL;
+                usec_t first_at = 0;
+                for (unsigned i = 0; i < 600 && count(sim, T_RESET, 0) < 3; i++) {
+                        set_ws(sim, MIN(sim->s.memory_current + 30 * MB, sim->s.memory_high));
+                        sim_tick(sim, SEC);
+                        for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                                if (decision_class(&sim->out.decisions[j]) == T_RESET) {
+                                        ActionResult r = { .has_freed = true, .freed = 90 * MB, .found_fewer = fewer };
+                                        action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
+                                }
+                        if (!first && (first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0)))
+                                first_at = sim->now;
+                }
+                expect(first);
+                const Decision *next = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1);
+                expect(next);
+                usec_t gap = sim->at[next - sim->log] - first_at;
+                if (fewer) {
+                        expect(gap < 10 * SEC && strstr(next->reason, "; again: ") &&
+                               strstr(next->reason, "of growth since the last found fewer than its max"));
+                        expect(next->working_set >= first->working_set + sim->p.reset_emergency_min_memory);
+                } else
+                        expect(gap >= sim->p.step[LEVEL_RESET].cooldown && !strstr(next->reason, "; again: "));
+                check_invariants(sim);
+                sim_free(sim);
+        }
+}
+
 /* A storm whose sessions never reach the floor: the growth waited for doubles up to a sixteenth of
  * the budget, and stays there, so that sessions that do grow are found at most that late. */
 static void test_emergency_reset_regrowth_capped(void **state) {
@@ -497,6 +536,7 @@ int main(void) {
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
                 cmocka_unit_test(test_emergency_reset_finds_sessions_grown),
                 cmocka_unit_test(test_emergency_reset_regrowth_capped),
+                cmocka_unit_test(test_emergency_reset_again_after_fewer),
                 cmocka_unit_test(test_restart_not_held_by_a_retry),
                 cmocka_unit_test(test_emergency_reset_not_behind_the_pool),
                 cmocka_unit_test(test_emergency_reset_after_an_uncollected_reset),

@@ -146,6 +146,7 @@ static void test_memgov_roundtrip(void **state) {
                 .failed = (1u << ACTION_TRIM) | (1u << ACTION_SET_HIGH) | (1u << ACTION_RESET),
                 .not_done = 1u << ACTION_TRIM,
                 .found_nothing = 1u << ACTION_RESET,
+                .found_fewer = 1u << ACTION_POOL,
                 .reported = 1u << ACTION_RESET,
                 .freed = { [ACTION_RESET] = 300 * MB },
                 .based = 1u << ACTION_POOL,
@@ -177,7 +178,7 @@ static void test_memgov_roundtrip(void **state) {
         /* The freed columns come from the registry, after memgov's own: an older trace had them
          * between failed and pending, and reads the same (the reader goes by name). */
         assert_string_contains(header, ",limits_readonly,connections,accepting,not_done,");
-        assert_string_contains(header, ",pool_read_us,found_nothing,trim_freed,reset_freed");
+        assert_string_contains(header, ",pool_read_us,found_nothing,found_fewer,trim_freed,reset_freed");
         assert_string_contains(row, ",171,");
         /* memgov explain's figures of the server, as the daemon last measured them. */
         assert_string_contains(header, ",server_pool,server_accounted,server_sessions,allocator_free,allocator_in_use,");
