@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the libFuzzer targets of tests/fuzz with clang (in build-fuzz/, -Dfuzzing=true) and runs
 # each for a while; prints per target the executions, executions per second and crashes.
-#   fuzz.sh [--seconds N] [--merge] [--install] [--build-dir DIR] [TARGET...]
+#   fuzz.sh [--seconds N] [--jobs N] [--merge] [--install] [--build-dir DIR] [TARGET...]
 #
 #   --seconds N      run each target N seconds (default 20)
+#   --jobs N         run N targets at a time (default: one per CPU; each target uses one)
 #   --merge          add the new inputs that reach new code to tests/fuzz/corpus/TARGET/
 #                    (otherwise they stay in a temporary directory, printed at the end)
 #   --install        install clang and its fuzzing runtime with apt-get when they are missing
@@ -22,8 +23,10 @@ install=0
 dir=build-fuzz
 targets=()
 
+jobs=$(nproc)
+
 usage() {
-        sed -n '3,15s/^# \{0,1\}//p' "$0"
+        sed -n '3,16s/^# \{0,1\}//p' "$0"
 }
 
 while [[ $# -gt 0 ]]; do
@@ -37,6 +40,11 @@ while [[ $# -gt 0 ]]; do
                 seconds=${1#--seconds=}
                 [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || { echo "fuzz.sh: --seconds needs a whole number above 0" >&2; exit 2; }
                 shift
+                ;;
+        --jobs)
+                [[ $# -ge 2 && "$2" =~ ^[0-9]+$ && "$2" -gt 0 ]] || { echo "fuzz.sh: --jobs needs a whole number above 0" >&2; exit 2; }
+                jobs=$2
+                shift 2
                 ;;
         --merge)
                 merge=1
@@ -155,17 +163,34 @@ stat_of() { # stat_of NAME LOG: a value of libFuzzer's -print_final_stats
         sed -n "s/^stat::$1: *\([0-9]*\).*/\1/p" "$2" | tail -n 1
 }
 
+# run_target TARGET: the target for $seconds, its log in $work/TARGET/log and its exit status in
+# $work/TARGET/rc. Each is one process on one CPU: $jobs of them at a time.
+run_target() {
+        local t=$1 rc=0
+        local dict=()
+        [[ -f tests/fuzz/dict/$t.dict ]] && dict=(-dict="tests/fuzz/dict/$t.dict")
+        "$dir/tests/fuzz/$t" -max_total_time="$seconds" -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 \
+                -print_final_stats=1 -artifact_prefix="$work/$t/artifacts/" "${dict[@]}" \
+                "$work/$t/corpus" "tests/fuzz/corpus/$t" >"$work/$t/log" 2>&1 || rc=$?
+        echo "$rc" >"$work/$t/rc"
+}
+running=0
+for t in "${targets[@]}"; do
+        mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
+        if ((running >= jobs)); then
+                wait -n
+                running=$((running - 1))
+        fi
+        run_target "$t" &
+        running=$((running + 1))
+done
+wait
+
 printf '%-22s %12s %10s %8s %8s\n' target executions exec/s new crashes
 failed=()
 total_execs=0
 for t in "${targets[@]}"; do
-        mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
-        dict=()
-        [[ -f tests/fuzz/dict/$t.dict ]] && dict=(-dict="tests/fuzz/dict/$t.dict")
-        rc=0
-        "$dir/tests/fuzz/$t" -max_total_time="$seconds" -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 \
-                -print_final_stats=1 -artifact_prefix="$work/$t/artifacts/" "${dict[@]}" \
-                "$work/$t/corpus" "tests/fuzz/corpus/$t" >"$work/$t/log" 2>&1 || rc=$?
+        rc=$(cat "$work/$t/rc")
         execs=$(stat_of number_of_executed_units "$work/$t/log")
         rate=$(stat_of average_exec_per_sec "$work/$t/log")
         new=$(stat_of new_units_added "$work/$t/log")
