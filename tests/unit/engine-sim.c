@@ -399,6 +399,13 @@ void storm(Sim *sim, unsigned from, unsigned per_s) {
         }
 }
 
+void pool_reading(Sim *sim, uint64_t in_use, uint64_t room) {
+        sim->s.has |= SAMPLE_HAS_POOL_FILL;
+        sim->s.pool_in_use = in_use;
+        sim->s.pool_room = room;
+        sim->s.pool_read = sim->now + SEC - 300 * USEC_PER_MSEC;
+}
+
 /* A young server rising until the reset rung's reset (at reset.min-memory) is decided. */
 Sim *young_server_to_reset(void) {
         Sim *sim = sim_new(false);

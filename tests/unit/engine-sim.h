@@ -95,4 +95,7 @@ unsigned climb_into_high(Sim *sim, uint64_t per_sec, unsigned seconds, bool to_r
 Sim *flicker(unsigned seconds, int reset_error);
 void start_ramp(Sim *sim, bool known);
 void storm(Sim *sim, unsigned from, unsigned per_s);
+/* A reading of the buffer pool's pages in use and room, taken a little before the next sample
+ * (as the shell reads it every 2 s while the pool fills). */
+void pool_reading(Sim *sim, uint64_t in_use, uint64_t room);
 Sim *young_server_to_reset(void);

@@ -560,12 +560,8 @@ static unsigned pool_fill_run(Sim *sim, bool readings, uint64_t pool_rate, uint6
                         room -= fill;
                 }
                 set_ws(sim, ws);
-                if (readings && i % 2 == 0) {
-                        sim->s.has |= SAMPLE_HAS_POOL_FILL;
-                        sim->s.pool_in_use = in_use;
-                        sim->s.pool_room = room;
-                        sim->s.pool_read = sim->now + SEC - 300 * USEC_PER_MSEC;
-                }
+                if (readings && i % 2 == 0)
+                        pool_reading(sim, in_use, room);
                 sim_tick(sim, SEC);
                 if (i == 79)
                         *ret_eta = sim->out.eta;

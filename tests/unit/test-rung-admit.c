@@ -716,12 +716,8 @@ static void test_admit_storm_while_pool_fills(void **state) {
                                 sim->s.connections = connections;
                         }
                         set_ws(sim, ws);
-                        if (readings && t % 2 == 0) {
-                                sim->s.has |= SAMPLE_HAS_POOL_FILL;
-                                sim->s.pool_in_use = in_use;
-                                sim->s.pool_room = room;
-                                sim->s.pool_read = sim->now + SEC - 300 * USEC_PER_MSEC;
-                        }
+                        if (readings && t % 2 == 0)
+                                pool_reading(sim, in_use, room);
                         sim_tick(sim, SEC);
                         trims_free(sim, 0);
                 }
