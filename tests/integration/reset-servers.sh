@@ -99,6 +99,14 @@ run_case() {
                 kill -0 "$leaky" 2>/dev/null || break
                 sleep 0.1
         done
+        # A result reaches the trace with the sample after it: one more sample before the daemon
+        # stops (a reset logged just before the stop was once in no row).
+        local rows
+        rows=$(wc -l <"$dir/$label.trace.csv")
+        for i in $(seq 100); do
+                (( $(wc -l <"$dir/$label.trace.csv") > rows )) && break
+                sleep 0.1
+        done
         kill -TERM "$normal" 2>/dev/null || true
         wait "$normal" || true
         normal=
