@@ -154,10 +154,38 @@ ident_digest() { # SERVER FILE...
           echo "data: ${data[$s]##*/}"; } |
                 sha256sum | cut -c1-16 | sed "s/\$/-scale$scale-limit$(limit_of "$s")/"
 }
+# memgov by what it is built from, not by its bytes: the binary holds the paths of its source
+# tree (memgov demo runs that tree's scripts) and of its build directory (the debug information),
+# so the same commit built in another directory differs in bytes. The tree of what goes into the
+# binary and its unit at the source's commit, the compiler and the build options; a source with
+# changes not committed to those paths is identified by the binary's bytes (it cannot be built
+# again).
+memgov_source() {
+        local src paths=(include src policies systemd meson.build meson_options.txt)
+        src=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+                "$build/meson-info/meson-info.json" 2>/dev/null) ||
+                { echo "outcome2: $build is not a meson build directory (no meson-info)" >&2; return 1; }
+        # Built from the source as it is now: else the commit is not what was built.
+        if ! ninja -C "$build" -n memgov 2>/dev/null | grep -q "no work to do"; then
+                echo "outcome2: $build is not up to date with its source $src: build it again (ninja -C $build)" >&2
+                return 1
+        fi
+        if git -C "$src" rev-parse -q --verify HEAD >/dev/null 2>&1 &&
+           [[ -z $(git -C "$src" status --porcelain --untracked-files=no -- "${paths[@]}") ]]; then
+                git -C "$src" ls-tree HEAD -- "${paths[@]}"
+        else
+                sha256sum <"$build/memgov"
+        fi
+        "${CC:-cc}" --version | head -1
+        python3 -c 'import json, sys
+print(sorted((o["section"], o["name"], str(o["value"])) for o in json.load(open(sys.argv[1]))))' \
+                "$build/meson-info/intro-buildoptions.json"
+}
 declare -A ident_others ident_memgov
+memgov_source >"$out/.memgov-source" || exit 1
 for s in ${servers//,/ }; do
         ident_others[$s]=$(ident_digest "$s")
-        ident_memgov[$s]=$(ident_digest "$s" "$build/memgov" "$build/systemd/memgov@.service")
+        ident_memgov[$s]=$(ident_digest "$s" "$out/.memgov-source" "$build/systemd/memgov@.service")
 done
 
 one_run() { # SERVER SETTING SCENARIO GOVERNOR RUN
