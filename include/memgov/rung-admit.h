@@ -33,6 +33,7 @@ typedef struct AdmitState {
         /* The server's connection count, the fewest in each of the buckets of admit.rise-window
          * (a ring, oldest first from conn_head): what a storm rose from. */
         unsigned conn_min[ADMIT_CONN_BUCKETS + 1];
+        unsigned conn_max[ADMIT_CONN_BUCKETS + 1]; /* and the most */
         uint64_t conn_ws[ADMIT_CONN_BUCKETS + 1]; /* the working set when that fewest was first seen */
         usec_t conn_t[ADMIT_CONN_BUCKETS + 1];
         /* Of the stretches of one count that ended in the bucket (see admit_segment()): the

@@ -129,6 +129,7 @@ static void admit_sample(Tick *k) {
                         st->conn_min[last] = s->connections;
                         st->conn_ws[last] = ws;
                 }
+                st->conn_max[last] = MAX(st->conn_max[last], s->connections);
                 admit_segment(st, last, s->connections, sessions_ws, now, drop);
                 return;
         }
@@ -137,7 +138,7 @@ static void admit_sample(Tick *k) {
                 st->conn_n--;
         }
         unsigned i = (st->conn_head + st->conn_n) % size;
-        st->conn_min[i] = s->connections;
+        st->conn_min[i] = st->conn_max[i] = s->connections;
         st->conn_ws[i] = ws;
         st->conn_t[i] = now;
         bucket_segments_clear(st, i);
@@ -173,7 +174,7 @@ static unsigned conn_fewest(const Engine *e) {
 
 /* Admission helps only when the growth comes with new connections: the count rose within
  * admit.rise-window by admit.min-rise, and by admit.min-rise-share of what it rose from. */
-static bool connections_rising(const Tick *k) {
+static bool connections_rose(const Tick *k) {
         const Sample *s = k->s;
         if (!(s->has & SAMPLE_HAS_CONNECTIONS) || state(k->e)->conn_n == 0)
                 return false;
@@ -182,6 +183,42 @@ static bool connections_rising(const Tick *k) {
                 return false;
         uint64_t rise = s->connections - fewest;
         return rise >= k->p->admit_min_rise && rise * BP_ONE >= (uint64_t) fewest * k->p->admit_min_rise_share;
+}
+
+/* The least rise over the count before that is new clients coming: a quarter of admit.min-rise. */
+static unsigned admit_least_rise(const Policy *p) {
+        return MAX(p->admit_min_rise / 4, 1u);
+}
+
+/* ...and only while they come: the count is at least a quarter of admit.min-rise over the most it
+ * was on this server process before the last quarter of admit.rise-window (the gap that parts one
+ * run of rises from the next, rise_growth()). Else there is nothing to refuse: clients that come
+ * and go around a steady count (a health check, connections opened per request) and clients that
+ * come back (after a reset, a client's restart) are no new ones, and the growth is in the sessions
+ * connected, for the reset to find. Returns that quarter, or 0 while they come (or before the
+ * process has been watched that long).
+ * Seen otherwise: MySQL 9.7, 37 sessions connected at once and growing on their own for 150 s
+ * after, a probe connecting twice a second (the count at 37 and 38 in turn); admission lowered
+ * max_connections 400 -> 47 for a storm long over. */
+static usec_t connections_quiet_for(const Tick *k, unsigned *ret_most) {
+        const AdmitState *st = state(k->e);
+        usec_t quarter = k->p->admit_rise_window / 4;
+        unsigned most = 0;
+        bool before = false;
+        for (unsigned j = 0; j < st->conn_n; j++) {
+                unsigned i = (st->conn_head + j) % ELEMENTSOF(st->conn_min);
+                if (k->now - st->conn_t[i] > quarter && st->conn_t[i] >= k->e->process_since) {
+                        most = MAX(most, st->conn_max[i]);
+                        before = true;
+                }
+        }
+        if (ret_most)
+                *ret_most = most;
+        return before && k->s->connections < most + admit_least_rise(k->p) ? quarter : 0;
+}
+
+static bool connections_rising(const Tick *k) {
+        return connections_rose(k) && connections_quiet_for(k, NULL) == 0;
 }
 
 /* What the new connections brought of the working set's growth, against what the sessions
@@ -498,8 +535,20 @@ static void admit_before_ladder(Tick *k) {
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], r[FORMAT_RATE_MAX], t[FORMAT_TIMESPAN_MAX];
 
         if (!p->step[LEVEL_ADMIT].enabled || k->starting || state(k->e)->lowered || !step_enters(k, LEVEL_ADMIT) ||
-            !connections_rising(k))
+            !connections_rose(k))
                 return;
+        unsigned most;
+        usec_t quiet = connections_quiet_for(k, &most);
+        if (quiet > 0) {
+                char q[FORMAT_TIMESPAN_MAX];
+                hold(k, ACTION_ADMIT, HOLD_ADMIT_NOT_STORM,
+                     "%s; %u connections, up from %u within admit.rise-window %s, but as many as %u before its last "
+                     "%s (no new clients: %u more would be): refusing new connections would not stop it "
+                     "(admission passed by)",
+                     ctx(k), k->s->connections, conn_fewest(k->e), format_timespan(t, p->admit_rise_window), most,
+                     format_timespan(q, quiet), admit_least_rise(p));
+                return;
+        }
         RiseGrowth g = rise_growth(k);
         if (growth_with_connections(&g))
                 return;

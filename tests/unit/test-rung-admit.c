@@ -551,9 +551,13 @@ static void test_admit_not_for_growing_sessions(void **state) {
                 expect(count(sim, T_ADMIT, 0) == 0 && !ADMIT(sim)->lowered);
                 expect(find(sim, T_RESET, 0));
                 expect(find_level(sim, LEVEL_THROTTLE, LEVEL_RESET, _DECISION_CODE_MAX, 0));
+                /* The ramp of 10 s steps over for minutes when the ladder gets there: no new
+                 * clients (the count not a quarter of admit.min-rise over the most before the last
+                 * quarter of admit.rise-window). The one of 40 s steps still under way: the growth
+                 * weighed. */
                 const Decision *h = find_code(sim, T_HOLD, HOLD_ADMIT_NOT_STORM, 0);
                 expect(h && h->action == ACTION_ADMIT && strstr(h->reason, "admission passed by") &&
-                       strstr(h->reason, "G/h while the count stood still)"));
+                       strstr(h->reason, every == 10 ? "before its last 1m15s (no new clients: 5 more would be)" : "G/h while the count stood still)"));
                 /* Said once while it lasts. */
                 unsigned said = 0;
                 for (unsigned i = 0; i < sim->n; i++)
@@ -733,6 +737,53 @@ static void test_admit_storm_while_pool_fills(void **state) {
         }
 }
 
+/* Clients that connected at once and then stood: 6 connections, 31 more at once, then the count
+ * at 37 and 38 in turn (a probe connecting twice a second) and the working set flat for 90 s;
+ * then it grows 10M/s on its own towards admit.at and past it. No new clients come (the count not
+ * a quarter of admit.min-rise over the most before the last quarter of admit.rise-window):
+ * refusing new connections would not stop the growth, admission is passed by, said so, and the
+ * ladder goes on to reset. So it is when 25 of them go and come back 10 s later (a client's
+ * restart): they are no new clients. With clients still coming instead (10 more every 15 s,
+ * bringing 150M, nothing growing besides), beside the same probe, it is a storm, and admission
+ * lowers. */
+static void test_admit_not_once_clients_stood(void **state) {
+        for (unsigned variant = 0; variant < 3; variant++) {
+                bool coming = variant == 1, back = variant == 2;
+                Sim *sim = sim_new(false);
+                uint64_t ws = 8 * GB + 512 * MB;
+                unsigned connections = 6;
+                sim->s.has |= SAMPLE_HAS_CONNECTIONS;
+                sim->s.connections = connections;
+                set_ws(sim, ws);
+                sim_run(sim, 60 * SEC, SEC);
+                connections += 31;
+                for (unsigned t = 1; t <= 600 && !find(sim, T_ADMIT, 0) && !find(sim, T_RESET, 0); t++) {
+                        if (t > 90 && !coming)
+                                ws += 10 * MB;
+                        if (t > 90 && coming && t % 15 == 0) {
+                                connections += 10;
+                                ws += 150 * MB;
+                        }
+                        sim->s.connections = connections + t % 2 - (back && t >= 95 && t < 105 ? 25 : 0);
+                        set_ws(sim, ws);
+                        sim_tick(sim, SEC);
+                        trims_free(sim, 0);
+                }
+                const Decision *d = find(sim, T_ADMIT, 0);
+                const Decision *h = find_code(sim, T_HOLD, HOLD_ADMIT_NOT_STORM, 0);
+                if (coming) {
+                        expect(d && !d->admit.restore && !find(sim, T_RESET, 0) && !h);
+                } else {
+                        expect(!d && find(sim, T_RESET, 0) && !ADMIT(sim)->lowered);
+                        expect(h && strstr(h->reason, " connections, up from 6 within") &&
+                               strstr(h->reason, "before its last 1m15s (no new clients: 5 more would be)") &&
+                               strstr(h->reason, "(admission passed by)"));
+                }
+                check_invariants(sim);
+                sim_free(sim);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_admit_on_rising_connections),
@@ -746,6 +797,7 @@ int main(void) {
                 cmocka_unit_test(test_admit_storm_after_leak),
                 cmocka_unit_test(test_admit_storm_in_bursts),
                 cmocka_unit_test(test_admit_storm_while_pool_fills),
+                cmocka_unit_test(test_admit_not_once_clients_stood),
                 cmocka_unit_test(test_admit_not_for_growing_sessions_trimmed),
                 cmocka_unit_test(test_admit_rise_share),
                 cmocka_unit_test(test_admit_max_raise_bounded),
