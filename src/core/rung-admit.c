@@ -195,12 +195,12 @@ static unsigned admit_least_rise(const Policy *p) {
  * run of rises from the next, rise_growth()). Else there is nothing to refuse: clients that come
  * and go around a steady count (a health check, connections opened per request) and clients that
  * come back (after a reset, a client's restart) are no new ones, and the growth is in the sessions
- * connected, for the reset to find. Returns that quarter, or 0 while they come (or before the
- * process has been watched that long).
+ * connected, for the reset to find. False while they come, and before the process has been
+ * watched that long; the most it was in *ret_most.
  * Seen otherwise: MySQL 9.7, 37 sessions connected at once and growing on their own for 150 s
  * after, a probe connecting twice a second (the count at 37 and 38 in turn); admission lowered
  * max_connections 400 -> 47 for a storm long over. */
-static usec_t connections_quiet_for(const Tick *k, unsigned *ret_most) {
+static bool no_new_clients(const Tick *k, unsigned *ret_most) {
         const AdmitState *st = state(k->e);
         usec_t quarter = k->p->admit_rise_window / 4;
         unsigned most = 0;
@@ -214,11 +214,11 @@ static usec_t connections_quiet_for(const Tick *k, unsigned *ret_most) {
         }
         if (ret_most)
                 *ret_most = most;
-        return before && k->s->connections < most + admit_least_rise(k->p) ? quarter : 0;
+        return before && k->s->connections < most + admit_least_rise(k->p);
 }
 
 static bool connections_rising(const Tick *k) {
-        return connections_rose(k) && connections_quiet_for(k, NULL) == 0;
+        return connections_rose(k) && !no_new_clients(k, NULL);
 }
 
 /* What the new connections brought of the working set's growth, against what the sessions
@@ -538,15 +538,14 @@ static void admit_before_ladder(Tick *k) {
             !connections_rose(k))
                 return;
         unsigned most;
-        usec_t quiet = connections_quiet_for(k, &most);
-        if (quiet > 0) {
+        if (no_new_clients(k, &most)) {
                 char q[FORMAT_TIMESPAN_MAX];
                 hold(k, ACTION_ADMIT, HOLD_ADMIT_NOT_STORM,
                      "%s; %u connections, up from %u within admit.rise-window %s, but as many as %u before its last "
                      "%s (no new clients: %u more would be): refusing new connections would not stop it "
                      "(admission passed by)",
                      ctx(k), k->s->connections, conn_fewest(k->e), format_timespan(t, p->admit_rise_window), most,
-                     format_timespan(q, quiet), admit_least_rise(p));
+                     format_timespan(q, p->admit_rise_window / 4), admit_least_rise(p));
                 return;
         }
         RiseGrowth g = rise_growth(k);
