@@ -120,6 +120,7 @@ typedef struct Policy {
         uint32_t throttle_floor;
         uint32_t step_down;
         uint32_t full_guard; /* PSI full avg10, hundredths of a percent (= basis points) */
+        uint32_t some_guard; /* PSI some avg10 while pressing on memory.high; 0 = off */
 
         /* [admit] */
         unsigned admit_min_rise;        /* connections more than the fewest within rise-window */

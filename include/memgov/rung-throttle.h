@@ -8,7 +8,7 @@
  * ticks (src/core/rung-throttle.c): */
 typedef struct ThrottleState {
         bool at_floor;  /* at throttle.floor in this tick, the working set rising */
-        bool psi_guard; /* backing off from a stall (PSI full at throttle.full-guard), until under half of it */
+        bool psi_guard; /* backed off from a stall (throttle.full-guard, some-guard), until calm or a new process */
         bool yields;    /* memory.high makes way in this emergency */
         bool gone;      /* memory.high is out of the way (max) for this emergency */
 } ThrottleState;

@@ -158,6 +158,8 @@ static const PolicyKey keys[] = {
           "a share of the budget from 0.01% to 100%, like 1%"),
         K("throttle", "full-guard", KT_PERCENT, offsetof(Policy, full_guard), 1, PCT(100),
           "a PSI share from 0.01% to 100%, like 20%"),
+        K("throttle", "some-guard", KT_PERCENT_OFF, offsetof(Policy, some_guard), 1, PCT(100),
+          "a PSI share from 0.01% to 100% like 50%, or off"),
 
         K("admit", "enabled", KT_BOOL, STEP(LEVEL_ADMIT, enabled), 0, 0, "yes or no"),
         K("admit", "at", KT_PERCENT_OFF, STEP(LEVEL_ADMIT, at), PCT(1), PCT(100),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The throttle rung: a dynamic memory.high that slows the growth and buys time, backed off at
- * once when the server stalls on it (PSI full); calm, the value someone else set, else the budget
- * less throttle.calm-headroom. It decides the value; limits.c writes it. */
+ * once when the server stalls on it (PSI full, or PSI some while it presses on it) and not
+ * lowered again until calm; calm, the value someone else set, else the budget less
+ * throttle.calm-headroom. It decides the value; limits.c writes it. */
 #include <stdio.h>
 
 #include "engine-internal.h"
@@ -18,6 +19,15 @@ static bool throttle_available(const Tick *k) {
 static bool throttle_exhausted(const Tick *k) {
         const Engine *e = k->e;
         return state(e)->psi_guard || state(e)->at_floor || e->act[ACTION_SET_HIGH].spent;
+}
+
+/* The server's threads wait on memory most of the time while it presses on memory.high: a
+ * delay every client feels, where PSI full, which counts only the moments all of its threads
+ * wait at once, stays low while any of them can run.
+ * Seen: 100 s not answering at memory.high, PSI some avg10 96-99%, full 7-10%. */
+static bool some_stalled(const Tick *k) {
+        const Policy *p = k->p;
+        return p->some_guard > 0 && k->s->psi.some.avg10 >= p->some_guard && pressing_on_high(k);
 }
 
 /* Called for on its own threshold and not possible here: said once, with why. */
@@ -39,6 +49,11 @@ static void throttle_before_ladder(Tick *k) {
                              "%s: throttle skipped: the cgroup file system is read-only here, memory.high cannot "
                              "be set", ctx(k));
         }
+}
+
+/* A new server process: what stalled the old one at memory.high is gone with it. */
+static void throttle_new_process(Tick *k) {
+        state(k->e)->psi_guard = false;
 }
 
 static void throttle_after(Tick *k) {
@@ -103,26 +118,35 @@ static void throttle_after(Tick *k) {
                         snprintf(whybuf, sizeof(whybuf), "stalled at restart.at, the restart held back and nothing "
                                  "left to make way to: out of the way while the emergency lasts");
                         why = whybuf;
-                } else if (full >= p->full_guard || state(e)->yields) {
-                        /* The server spends its time stalled on memory.high: back off at once. */
+                } else if (full >= p->full_guard || some_stalled(k) || state(e)->yields ||
+                           (state(e)->psi_guard && pressing_on_high(k))) {
+                        /* The server spends its time stalled on memory.high: back off at once.
+                         * Once backed off, memory.high makes way whenever the server presses on it
+                         * again, until calm: with nothing left to reclaim under it, lowered toward
+                         * the working set again it stalls the server again where it did. */
                         state(e)->psi_guard = true;
                         /* From max there is nothing to back off from. */
                         next = cur == SIZE_UNLIMITED ? cur : MAX(cur, MIN(cur + margin, top));
-                        if (full < p->full_guard)
-                                snprintf(whybuf, sizeof(whybuf), "in an emergency, its reset done and the restart "
-                                         "held back: making way up to restart.at");
-                        else if (full == s->psi.full.avg10)
+                        if (full >= p->full_guard && full == s->psi.full.avg10)
                                 snprintf(whybuf, sizeof(whybuf), "PSI full avg10 %s >= throttle.full-guard %s: backing off",
                                          format_bp(c, full), format_bp(d2, p->full_guard));
-                        else
+                        else if (full >= p->full_guard)
                                 snprintf(whybuf, sizeof(whybuf), "PSI full %s over the last %s >= "
                                          "throttle.full-guard %s: backing off",
                                          format_bp(c, full), format_timespan(span, e->full_recent_span),
                                          format_bp(d2, p->full_guard));
+                        else if (some_stalled(k))
+                                snprintf(whybuf, sizeof(whybuf), "PSI some avg10 %s >= throttle.some-guard %s, "
+                                         "pressing on memory.high: backing off",
+                                         format_bp(c, s->psi.some.avg10), format_bp(d2, p->some_guard));
+                        else if (state(e)->yields)
+                                snprintf(whybuf, sizeof(whybuf), "in an emergency, its reset done and the restart "
+                                         "held back: making way up to restart.at");
+                        else
+                                snprintf(whybuf, sizeof(whybuf), "backed off from a stall until calm: making way "
+                                         "as the server presses on it");
                         why = whybuf;
-                } else {
-                        if (full < p->full_guard / 2)
-                                state(e)->psi_guard = false;
+                } else if (!state(e)->psi_guard) {
                         /* Lowered only while the working set rises toward an OOM, or stands at
                          * throttle.at: the ladder comes down a rung at a time, and a memory.high
                          * lowered meanwhile only slows a server that no longer grows, and meets
@@ -173,5 +197,6 @@ const Rung rung_throttle = {
         .available = throttle_available,
         .exhausted = throttle_exhausted,
         .before_ladder = throttle_before_ladder,
+        .new_process = throttle_new_process,
         .after = throttle_after,
 };
