@@ -15,6 +15,9 @@ typedef struct ResetParams {
         bool in_trx;         /* sessions in a transaction too */
         bool newest_first;   /* the last to connect first, idle or not, whatever they hold beyond
                               * min_memory: a storm's newcomers (admission judged one) */
+        bool growing_only;   /* an emergency on its ETA: a session that holds what it held at the
+                              * last listing is passed over, unless it holds still_enough */
+        uint64_t still_enough; /* the growth over restart.emergency-eta at the trend's rate */
 } ResetParams;
 
 /* What the reset rung keeps between ticks (src/core/rung-reset.c): the emergency reset's. */

@@ -18,6 +18,12 @@ typedef struct Session {
         bool in_write_trx;
 } Session;
 
+/* A session as an earlier listing of the same server process saw it. */
+typedef struct SessionSeen {
+        uint64_t id;
+        uint64_t memory;
+} SessionSeen;
+
 typedef struct SessionSelect {
         unsigned max;
         uint64_t min_memory;
@@ -26,6 +32,14 @@ typedef struct SessionSelect {
         bool newest_first; /* by ID, the highest (the last to connect) first, idle or not */
         uint64_t own_id;
         const Policy *policy; /* exempt users and hosts */
+        /* With growing_only (the emergency reset), a session in seen (the last listing of this
+         * server process) that holds no more now than it did then, give or take a hundredth,
+         * is passed over unless it holds still_enough or more: it is not what grows, and ending
+         * it buys less than that (session_not_growing). */
+        bool growing_only;
+        uint64_t still_enough;
+        const SessionSeen *seen;
+        unsigned n_seen;
 } SessionSelect;
 
 /* One row of the session list query (act/reset.c): ID, USER, HOST, COMMAND, TIME, memory in bytes,
@@ -37,10 +51,16 @@ int session_from_row(unsigned n_fields, char *const *row, Session *ret);
 
 /* Why a session is never reset (NULL when it may be). */
 const char *session_exempt(const Session *s, const SessionSelect *q);
+/* With q->growing_only: the session was in q->seen, holds no more than it did then, and less
+ * than q->still_enough. */
+bool session_not_growing(const Session *s, const SessionSelect *q);
+/* The sessions at q->min_memory that could be reset but for session_not_growing(). */
+unsigned sessions_passed_over(const Session *s, unsigned n, const SessionSelect *q);
 bool session_is_idle(const Session *s, const SessionSelect *q);
 
 /* Fills chosen with up to q->max indexes into s, in the order to reset them: idle ones first,
- * each part by memory, the largest first; with q->newest_first, by ID, the newest first. */
+ * each part by memory, the largest first; with q->newest_first, by ID, the newest first. None
+ * that session_not_growing() passes over. */
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen);
 
 /* The clients over keep, for an admission lowered below the clients connected: the keep oldest
@@ -57,6 +77,7 @@ unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect 
  * against max_connections as a client's, that are not clients to end. */
 unsigned sessions_replicas(const Session *s, unsigned n);
 
-/* The memory of the largest session that may be reset, whatever q->min_memory (0: none may):
+/* The memory of the largest session that may be reset (session_not_growing() passes over none
+ * of them), whatever q->min_memory (0: none may):
  * what a reset that found none at min-memory says, so that the floor can be judged. */
 uint64_t sessions_largest(const Session *s, unsigned n, const SessionSelect *q);

@@ -7,6 +7,8 @@
 
 #include "hooks.h"
 #include "memgov/actuator.h"
+#include "memgov/clock.h"
+#include "memgov/macro.h"
 #include "reset.h"
 #include "session-end.h"
 #include "memgov/session-memory.h"
@@ -15,6 +17,25 @@
 #include "memgov/strutil.h"
 #include "memgov/units.h"
 #include "trim.h"
+
+/* The sessions as the last listing of this server process saw them, for the emergency reset's
+ * choice (session_not_growing). Only the server's action thread resets. */
+static struct {
+        pid_t pid;
+        uint64_t starttime;
+        usec_t at;
+        unsigned n;
+        SessionSeen s[SESSIONS_MAX];
+} last_listing;
+
+static void remember_listing(const ActionTarget *t, const Session *sessions, unsigned n) {
+        last_listing.pid = t->pid;
+        last_listing.starttime = t->starttime;
+        last_listing.at = now_clock(CLOCK_MONOTONIC);
+        last_listing.n = MIN(n, (unsigned) SESSIONS_MAX);
+        for (unsigned i = 0; i < last_listing.n; i++)
+                last_listing.s[i] = (SessionSeen) { .id = sessions[i].id, .memory = sessions[i].memory };
+}
 
 static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult *ret) {
         const ActionTarget *t = c->target;
@@ -44,6 +65,8 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         if (measured == SESSION_MEMORY_OFF)
                 return action_refuse(ret, -ENODATA, "reset: cannot choose among the %u sessions: %s", n, unmeasured);
 
+        /* The emergency reset ends what grows: against the last listing of this process. */
+        bool seen = last_listing.n > 0 && last_listing.pid == t->pid && last_listing.starttime == t->starttime;
         SessionSelect q = {
                 .max = d->reset.max,
                 .min_memory = d->reset.min_memory,
@@ -52,17 +75,28 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                 .newest_first = d->reset.newest_first,
                 .own_id = conn.own_id,
                 .policy = c->policy,
+                .growing_only = d->reset.growing_only && seen,
+                .still_enough = d->reset.still_enough,
+                .seen = last_listing.s,
+                .n_seen = seen ? last_listing.n : 0,
         };
         unsigned chosen[1000];
         unsigned k = sessions_select(sessions, n, &q, chosen);
+        unsigned passed = sessions_passed_over(sessions, n, &q);
+        char passed_why[160] = "";
+        if (passed > 0)
+                snprintf(passed_why, sizeof(passed_why), "; %u holding %s or more passed over: no more than %s "
+                         "before (not what grows)", passed, format_bytes(m, d->reset.min_memory),
+                         format_timespan(ti, now_clock(CLOCK_MONOTONIC) - last_listing.at));
+        remember_listing(t, sessions, n);
         if (k == 0) {
                 char largest[FORMAT_BYTES_MAX];
                 ret->found_nothing = true;
                 /* Explained: -ENOENT is no file that was missing. */
                 return action_refuse(ret, -ENOENT,
                                      "reset: none of the %u sessions holds %s or more and may be reset (the largest "
-                                     "that may: %s)%s%s", n, format_bytes(m, d->reset.min_memory),
-                                     format_bytes(largest, sessions_largest(sessions, n, &q)),
+                                     "that may: %s)%s%s%s", n, format_bytes(m, d->reset.min_memory),
+                                     format_bytes(largest, sessions_largest(sessions, n, &q)), passed_why,
                                      measured == SESSION_MEMORY_PARTIAL ? "; " : "",
                                      measured == SESSION_MEMORY_PARTIAL ? unmeasured : "");
         }
@@ -83,6 +117,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                               session_is_idle(s, &q) ? "idle" : s->command, format_timespan(ti, s->time_s * USEC_PER_SEC),
                               format_bytes(m, s->memory));
         }
+        strbuf_printf(&detail, "%s", passed_why);
         if (c->dry_run)
                 return 0;
         unsigned killed = sessions_end(&conn, sessions, chosen, k);

@@ -145,8 +145,18 @@ static bool reset_urgent(Tick *k) {
                 snprintf(order, sizeof(order), "the largest session(s) holding at least %s, idle sessions first "
                          "(idle at least %s)", format_bytes(a, p->reset_emergency_min_memory),
                          format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, p->reset_min_idle));
-        Decision *d = emit_action(k, ACTION_RESET, "%s: emergency reset (%s%s): up to %u of %s%s", ctx(k), why, where,
-                                  p->reset_emergency_max, order, in_trx ? "; sessions in transactions too" : "");
+        /* On its ETA, what grows: a session that holds what it held at the last listing is passed
+         * over unless what it holds is more than the growth over restart.emergency-eta (ending it
+         * ends the emergency); stalled at restart.at, where nothing need grow, any session. */
+        bool growing = !k->stalled && k->out->slope > 0;
+        uint64_t still = growing ? (uint64_t) (k->out->slope * (double) p->emergency_eta / USEC_PER_SEC) : 0;
+        char still_why[96] = "";
+        if (growing)
+                snprintf(still_why, sizeof(still_why), "; those that do not grow only at %s or more",
+                         format_bytes(h, MAX(still, p->reset_emergency_min_memory)));
+        Decision *d = emit_action(k, ACTION_RESET, "%s: emergency reset (%s%s): up to %u of %s%s%s", ctx(k), why,
+                                  where, p->reset_emergency_max, order, still_why,
+                                  in_trx ? "; sessions in transactions too" : "");
         if (d) {
                 d->code = ACTION_EMERGENCY_RESET;
                 d->reset.max = p->reset_emergency_max;
@@ -154,6 +164,8 @@ static bool reset_urgent(Tick *k) {
                 d->reset.min_idle = p->reset_min_idle;
                 d->reset.in_trx = in_trx;
                 d->reset.newest_first = newest;
+                d->reset.growing_only = growing;
+                d->reset.still_enough = still;
         }
         state(e)->emergency_done = state(e)->emergency_any = state(e)->last_emergency = true;
         state(e)->emergency_found_nothing = state(e)->emergency_found_fewer = false;

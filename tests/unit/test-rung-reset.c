@@ -2,6 +2,27 @@
 /* The reset rung and its emergency reset (src/core/rung-reset.c). */
 #include "engine-sim.h"
 
+/* Stalled at restart.at while the working set still creeps up (its OOM further than
+ * restart.emergency-eta): a stall's emergency reset may end any session, growing or not. */
+static void test_emergency_reset_stalled_any_session(void **state) {
+        Sim *sim = sim_new(false);
+        stall_at_limit(sim, 0);
+        const Decision *er = NULL;
+        for (unsigned i = 0; i < 300 && !er; i++) {
+                /* The trend known first, then the stall. */
+                if (i == 90)
+                        sim->s.psi.full.avg10 = 3000;
+                set_ws(sim, sim->s.memory_current + 300 * 1024);
+                sim_tick(sim, SEC);
+                resets_free_nothing(sim);
+                er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+        }
+        expect(er && strstr(er->reason, "stalled at restart.at"));
+        expect(sim->out.slope > 0 && sim->out.eta > sim->p.emergency_eta);
+        expect(!er->reset.growing_only && !strstr(er->reason, "do not grow"));
+        sim_free(sim);
+}
+
 /* The emergency reset is once an emergency and not within reset.cooldown of the last: of the
  * sessions of one server process. The storm's sessions back on the new server, in the emergency
  * that ran on across the restart, are ended in their turn. */
@@ -12,6 +33,10 @@ static void test_emergency_reset_on_the_new_process(void **state) {
         const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
         const Decision *r = find(sim, T_RESTART, 0);
         expect(er && r && er < r);
+        /* On its ETA: what grows, and what does not only at the growth over emergency-eta (the
+         * climb's 30M a second for 10 minutes, give or take the trend's estimate). */
+        expect(er->reset.growing_only && strstr(er->reason, "; those that do not grow only at "));
+        expect(er->reset.still_enough >= 20 * MB * 600 && er->reset.still_enough <= 40 * MB * 600);
         usec_t er_at = sim->at[er - sim->log];
 
         unsigned mark = sim->n;
@@ -533,6 +558,7 @@ static void test_reset_recheck_and_params(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_emergency_reset_on_the_new_process),
+                cmocka_unit_test(test_emergency_reset_stalled_any_session),
                 cmocka_unit_test(test_emergency_reset_at_the_reset_rung),
                 cmocka_unit_test(test_emergency_reset_finds_sessions_grown),
                 cmocka_unit_test(test_emergency_reset_regrowth_capped),

@@ -206,6 +206,8 @@ static void test_restart_when_stalled_at_limit(void **state) {
         const Decision *er = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
         const Decision *r = find(sim, T_RESTART, 0);
         expect(er && strstr(er->reason, "stalled at restart.at: PSI full avg10 30% >= throttle.full-guard 20%"));
+        /* Stalled, where nothing need grow: any session may go. */
+        expect(!er->reset.growing_only && !strstr(er->reason, "do not grow"));
         expect(r && r > er && strstr(r->reason, "emergency: stalled at restart.at (PSI full)"));
         expect(sim->out.eta == USEC_INFINITY || sim->out.eta > sim->p.emergency_eta);
         sim_free(sim);

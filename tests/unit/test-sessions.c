@@ -133,6 +133,62 @@ static void test_select_newest(void **state) {
         free(p);
 }
 
+/* The emergency reset ends what grows: a session the last listing saw holding as much (a hundredth
+ * of slack) is passed over, in either order; one that grew, or that is new, is not. */
+static void test_select_growing_only(void **state) {
+        Policy *p = calloc(1, sizeof(Policy));
+        assert_int_equal(policy_load_default(p), 0);
+        Session s[] = {
+                S(5, "sb", "10.0.2.2:4000", "Sleep", 0, 33, false),    /* a client's, as it was */
+                S(6, "sb", "10.0.2.2:4001", "Sleep", 90, 20, false),   /* idle, grew by 2M */
+                S(7, "app", "10.0.2.2:4002", "Query", 1, 12, false),   /* grew by a hundredth exactly */
+                S(8, "app", "10.0.2.2:4003", "Query", 1, 10, false),   /* shrank */
+                S(40, "app", "10.0.2.2:5000", "Query", 3, 16, false),  /* not there then */
+                S(9, "root", "localhost", "Sleep", 999, 1, false),     /* memgov itself */
+        };
+        SessionSeen seen[] = {
+                { 5, 33 * MB }, { 6, 18 * MB }, { 7, 12 * MB - 12 * MB / 101 }, { 8, 11 * MB }, { 99, 50 * MB },
+        };
+        SessionSelect q = { .max = 8, .min_memory = 8 * MB, .min_idle = 30 * USEC_PER_SEC, .own_id = 9, .policy = p,
+                            .seen = seen, .n_seen = ELEMENTSOF(seen) };
+        unsigned chosen[8];
+        /* Without growing_only the list is the ordinary one, whatever was seen and holds. */
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 5);
+        assert_int_equal(sessions_passed_over(s, ELEMENTSOF(s), &q), 0);
+        assert_int_equal(sessions_largest(s, ELEMENTSOF(s), &q), 33 * MB);
+
+        q.growing_only = true;
+        q.still_enough = UINT64_MAX;
+        assert_true(session_not_growing(&s[0], &q));
+        assert_false(session_not_growing(&s[1], &q));
+        assert_true(session_not_growing(&s[2], &q));
+        assert_true(session_not_growing(&s[3], &q));
+        assert_false(session_not_growing(&s[4], &q));
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 2);
+        assert_int_equal(s[chosen[0]].id, 6); /* idle first */
+        assert_int_equal(s[chosen[1]].id, 40);
+        q.newest_first = true;
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 2);
+        assert_int_equal(s[chosen[0]].id, 40);
+        assert_int_equal(s[chosen[1]].id, 6);
+        assert_int_equal(sessions_passed_over(s, ELEMENTSOF(s), &q), 3);
+        assert_int_equal(sessions_largest(s, ELEMENTSOF(s), &q), 20 * MB);
+
+        /* One that does not grow but holds more than the growth until the emergency is over: it
+         * goes, as what it frees ends the emergency. */
+        q.still_enough = 33 * MB;
+        assert_false(session_not_growing(&s[0], &q));
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 3);
+        assert_int_equal(sessions_passed_over(s, ELEMENTSOF(s), &q), 2);
+        assert_int_equal(sessions_largest(s, ELEMENTSOF(s), &q), 33 * MB);
+        q.still_enough = UINT64_MAX;
+
+        /* Nothing seen (the first listing of this process): nothing passed over. */
+        q.n_seen = 0;
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 5);
+        free(p);
+}
+
 /* An admission carried to a new server process, lowered below the clients already in: the newest
  * go, down to the count kept; the ones that may not be ended still count against it. */
 static void test_newest_over(void **state) {
@@ -226,6 +282,7 @@ int main(void) {
                 cmocka_unit_test(test_select),
                 cmocka_unit_test(test_select_many),
                 cmocka_unit_test(test_select_newest),
+                cmocka_unit_test(test_select_growing_only),
                 cmocka_unit_test(test_newest_over),
                 cmocka_unit_test(test_argv),
         };
