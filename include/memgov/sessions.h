@@ -77,7 +77,7 @@ unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect 
  * against max_connections as a client's, that are not clients to end. */
 unsigned sessions_replicas(const Session *s, unsigned n);
 
-/* The memory of the largest session that may be reset (session_not_growing() passes over none
- * of them), whatever q->min_memory (0: none may):
+/* The memory of the largest session that may be reset, whatever q->min_memory and whether it
+ * grows (0: none may):
  * what a reset that found none at min-memory says, so that the floor can be judged. */
 uint64_t sessions_largest(const Session *s, unsigned n, const SessionSelect *q);

@@ -141,11 +141,6 @@ static uint64_t round_up(uint64_t v, uint64_t unit) {
         return r == 0 ? v : v > UINT64_MAX - (unit - r) ? round_down(v, unit) : v + (unit - r);
 }
 
-static void sleep_usec(usec_t t) {
-        struct timespec ts = {.tv_sec = (time_t) (t / USEC_PER_SEC), .tv_nsec = (long) (t % USEC_PER_SEC) * 1000};
-        nanosleep(&ts, NULL);
-}
-
 /* ---- what the server gives back ---- */
 
 typedef struct Meter {

@@ -19,7 +19,8 @@
 #include "trim.h"
 
 /* The sessions as the last listing of this server process saw them, for the emergency reset's
- * choice (session_not_growing). Only the server's action thread resets. */
+ * choice (session_not_growing; with none, it looks twice: RESET_SECOND_LOOK). Only the server's
+ * action thread resets. */
 static struct {
         pid_t pid;
         uint64_t starttime;
@@ -65,8 +66,17 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         if (measured == SESSION_MEMORY_OFF)
                 return action_refuse(ret, -ENODATA, "reset: cannot choose among the %u sessions: %s", n, unmeasured);
 
-        /* The emergency reset ends what grows: against the last listing of this process. */
+        /* The emergency reset ends what grows: against the last listing of this process, else
+         * against a second look RESET_SECOND_LOOK after this one. */
         bool seen = last_listing.n > 0 && last_listing.pid == t->pid && last_listing.starttime == t->starttime;
+        if (d->reset.growing_only && !seen) {
+                remember_listing(t, sessions, n);
+                sleep_usec(RESET_SECOND_LOOK);
+                r = sessions_list(&conn, true, sessions, &n, why, sizeof(why));
+                if (r < 0)
+                        return action_fail(ret, r, "reset: listing the sessions again: %s", why);
+                seen = true;
+        }
         SessionSelect q = {
                 .max = d->reset.max,
                 .min_memory = d->reset.min_memory,

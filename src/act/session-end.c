@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "memgov/clock.h"
+#include "memgov/macro.h"
 #include "session-end.h"
 
 /* MariaDB: information_schema.PROCESSLIST has each session's memory. */
@@ -64,11 +66,6 @@ static int count_alive(void *userdata, unsigned n, char **row) {
         return 0;
 }
 
-static void sleep_ms(long ms) {
-        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-        nanosleep(&ts, NULL);
-}
-
 unsigned sessions_end(SqlConn *conn, const Session *s, const unsigned *chosen, unsigned k) {
         char why[512];
         unsigned ended = 0;
@@ -91,7 +88,7 @@ unsigned sessions_end(SqlConn *conn, const Session *s, const unsigned *chosen, u
                 snprintf(stmt + so, sizeof(stmt) - so, ")");
                 if (sql_run(conn, stmt, count_alive, &alive, why, sizeof(why)) < 0 || alive == 0)
                         break;
-                sleep_ms(50);
+                sleep_usec(50 * USEC_PER_MSEC);
         }
         return ended;
 }

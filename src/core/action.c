@@ -60,7 +60,9 @@ static usec_t reset_backoff(const Policy *p) {
 }
 
 static usec_t reset_timeout(const Policy *p) {
-        return 2 * p->sql_connect_timeout + 3 * p->sql_query_timeout + p->hook_timeout + 45 * USEC_PER_SEC;
+        /* connect, list (twice: RESET_SECOND_LOOK), end, trim */
+        return 2 * p->sql_connect_timeout + 4 * p->sql_query_timeout + RESET_SECOND_LOOK + p->hook_timeout +
+               45 * USEC_PER_SEC;
 }
 
 static uint64_t reset_caps(const Policy *p, const PrivilegeNeeds *n) {

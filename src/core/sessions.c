@@ -121,7 +121,7 @@ unsigned sessions_passed_over(const Session *s, unsigned n, const SessionSelect 
 uint64_t sessions_largest(const Session *s, unsigned n, const SessionSelect *q) {
         uint64_t m = 0;
         for (unsigned i = 0; i < n; i++)
-                if (s[i].memory > m && !session_exempt(&s[i], q) && !session_not_growing(&s[i], q))
+                if (s[i].memory > m && !session_exempt(&s[i], q))
                         m = s[i].memory;
         return m;
 }
