@@ -9,6 +9,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "memgov/clock.h"
 #include "cgroup-limits.h"
 #include "memgov/actuator.h"
 #include "memgov/fileio.h"
@@ -131,14 +132,13 @@ int limits_set(const ActionContext *c, const char *file, uint64_t value, ActionR
 
         /* Read back: systemd applies runtime properties from its own loop, a moment later. */
         uint64_t want = page_floor(value), now = SIZE_UNKNOWN;
-        struct timespec step = { .tv_nsec = 50 * 1000 * 1000 };
         for (usec_t waited = 0;; waited += 50 * USEC_PER_MSEC) {
                 r = read_limit(t->cgroup_fd, file, &now);
                 if (r < 0)
                         return action_fail(ret, r, "reading %s of %s back: %s", file, t->cgroup, strerror(-r));
                 if (now == want || !unit || waited >= LIMIT_VERIFY_FOR)
                         break;
-                nanosleep(&step, NULL);
+                sleep_usec(50 * USEC_PER_MSEC);
         }
         ret->value = now;
         if (now != want)

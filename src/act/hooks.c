@@ -141,10 +141,8 @@ static bool hook_wait(pid_t pid, int pidfd, usec_t deadline) {
                 usec_t left = deadline - now;
                 if (pidfd >= 0)
                         (void) pidfd_wait_exit(pidfd, left);
-                else {
-                        struct timespec ts = { .tv_nsec = (long) (MIN(left, HOOK_POLL) * 1000) };
-                        nanosleep(&ts, NULL);
-                }
+                else
+                        sleep_usec(MIN(left, HOOK_POLL));
         }
 }
 

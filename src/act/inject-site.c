@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memgov/clock.h"
 #include "inject-site.h"
 #include "memgov/fileio.h"
 #include "memgov/maps-reader.h"
@@ -260,7 +261,6 @@ int inject_call_retrying(const InjectRequest *q, InjectReport *ret, char *why, s
                 int r = inject_call(q, ret, why, why_size);
                 if (r != -EAGAIN || q->tid > 0 || attempt >= 9)
                         return r;
-                struct timespec ts = { .tv_nsec = 3 * 1000 * 1000 };
-                nanosleep(&ts, NULL);
+                sleep_usec(3 * USEC_PER_MSEC);
         }
 }

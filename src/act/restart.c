@@ -85,8 +85,7 @@ static void preflush(const ActionContext *c, char *note, size_t size, char *save
         usec_t start = now_clock(CLOCK_MONOTONIC);
         dirty = first;
         while (dirty > 100 && now_clock(CLOCK_MONOTONIC) - start < c->policy->preflush_timeout) {
-                struct timespec ts = { .tv_sec = 1 };
-                nanosleep(&ts, NULL);
+                sleep_usec(USEC_PER_SEC);
                 if (sql_run(&conn, q, read_dirty, &dirty, why, sizeof(why)) < 0)
                         break;
         }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
 #include <stdio.h>
-#include <time.h>
 
 #include "memgov/clock.h"
 #include "memgov/macro.h"
