@@ -36,6 +36,16 @@ typedef struct Limits {
         usec_t max_raised_at;
 } Limits;
 
+/* A PSI line's share over the last second or more, from its cumulative stall time: avg10
+ * trails a stall that has just begun by many seconds. */
+typedef struct PsiRecent {
+        bool ref_known;
+        usec_t ref_mono;
+        uint64_t ref_total;
+        uint32_t share; /* basis points, over span up to the last update */
+        usec_t span;
+} PsiRecent;
+
 struct Engine {
         EngineOptions opts;
 
@@ -51,13 +61,8 @@ struct Engine {
 
         Limits limits;
 
-        /* PSI full over the last second or more, from the cumulative stall time: avg10 trails a
-         * stall that has just begun by many seconds. */
-        bool full_ref_known;
-        usec_t full_ref_mono;
-        uint64_t full_ref_total;
-        uint32_t full_recent; /* basis points, over full_recent_span up to the last update */
-        usec_t full_recent_span;
+        /* PSI full and some over the last second or more (see PsiRecent). */
+        PsiRecent full_recent, some_recent;
 
         usec_t process_since; /* when the server process now governed was first seen; 0: the first */
 
@@ -115,7 +120,8 @@ typedef struct Tick {
         bool rising;
         bool emergency;
         bool stalled; /* the emergency is a stall at restart.at (see engine_step), not an ETA */
-        uint32_t full_now; /* PSI full, basis points: the higher of avg10 and the last second's */
+        /* PSI full and some, basis points: the higher of avg10 and the last second's */
+        uint32_t full_now, some_now;
         bool starting; /* the server does not accept clients yet (SAMPLE_HAS_ACCEPTING) */
         bool described;
         char ctx[192]; /* "working set 51.2G = 85% of 60G budget, rising 0.9G/h, OOM in 9h40m" */
@@ -237,7 +243,8 @@ uint64_t recent_median(const Engine *e, usec_t since, bool inclusive, unsigned m
 void observe_startup(Tick *k);
 void observe_events(Tick *k);
 void hold_starting(Tick *k);
-uint32_t observe_full_stall(Engine *e, const Sample *s);
+/* Sets k->full_now and k->some_now. */
+void observe_stall(Tick *k);
 void remember(Engine *e, const Sample *s);
 /* How long the server process now governed has taken clients. */
 usec_t taking_clients_for(const Tick *k);

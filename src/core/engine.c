@@ -311,7 +311,7 @@ void engine_step(Engine *e, const Policy *p, const Sample *s, usec_t now, Engine
         k.stalled = !k.emergency && (s->has & SAMPLE_HAS_PSI) && s->psi.has_full && p->step[LEVEL_RESTART].at > 0 &&
                     k.ws_bp >= p->step[LEVEL_RESTART].at && s->psi.full.avg10 >= p->full_guard;
         k.emergency = k.emergency || k.stalled;
-        k.full_now = observe_full_stall(e, s);
+        observe_stall(&k);
 
         observe_events(&k);
         FOREACH_RUNG_UP(r)

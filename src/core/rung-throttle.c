@@ -23,11 +23,13 @@ static bool throttle_exhausted(const Tick *k) {
 
 /* The server's threads wait on memory most of the time while it presses on memory.high: a
  * delay every client feels, where PSI full, which counts only the moments all of its threads
- * wait at once, stays low while any of them can run.
- * Seen: 100 s not answering at memory.high, PSI some avg10 96-99%, full 7-10%. */
+ * wait at once, stays low while any of them can run. Read as full is (k->some_now): the last
+ * second's share too, not only avg10, which trails the stall.
+ * Seen: 100 s not answering at memory.high, PSI some avg10 96-99%, full 7-10%; and the last
+ * second's share at 72% while avg10 stood at 25%, 5 s before it reached the guard. */
 static bool some_stalled(const Tick *k) {
         const Policy *p = k->p;
-        return p->some_guard > 0 && k->s->psi.some.avg10 >= p->some_guard && pressing_on_high(k);
+        return p->some_guard > 0 && k->some_now >= p->some_guard && pressing_on_high(k);
 }
 
 /* Called for on its own threshold and not possible here: said once, with why. */
@@ -133,12 +135,17 @@ static void throttle_after(Tick *k) {
                         else if (full >= p->full_guard)
                                 snprintf(whybuf, sizeof(whybuf), "PSI full %s over the last %s >= "
                                          "throttle.full-guard %s: backing off",
-                                         format_bp(c, full), format_timespan(span, e->full_recent_span),
+                                         format_bp(c, full), format_timespan(span, e->full_recent.span),
                                          format_bp(d2, p->full_guard));
-                        else if (some_stalled(k))
+                        else if (some_stalled(k) && k->some_now == s->psi.some.avg10)
                                 snprintf(whybuf, sizeof(whybuf), "PSI some avg10 %s >= throttle.some-guard %s, "
                                          "pressing on memory.high: backing off",
                                          format_bp(c, s->psi.some.avg10), format_bp(d2, p->some_guard));
+                        else if (some_stalled(k))
+                                snprintf(whybuf, sizeof(whybuf), "PSI some %s over the last %s >= "
+                                         "throttle.some-guard %s, pressing on memory.high: backing off",
+                                         format_bp(c, k->some_now), format_timespan(span, e->some_recent.span),
+                                         format_bp(d2, p->some_guard));
                         else if (state(e)->yields)
                                 snprintf(whybuf, sizeof(whybuf), "in an emergency, its reset done and the restart "
                                          "held back: making way up to restart.at");
@@ -147,14 +154,27 @@ static void throttle_after(Tick *k) {
                                          "as the server presses on it");
                         why = whybuf;
                 } else if (!state(e)->psi_guard) {
-                        /* Lowered only while the working set rises toward an OOM, or stands at
-                         * throttle.at: the ladder comes down a rung at a time, and a memory.high
-                         * lowered meanwhile only slows a server that no longer grows, and meets
-                         * what comes next lower than calm.
-                         * Seen: 497M -> 451M in 40 s at 48-49% of the budget, no OOM ahead. */
-                        bool tighten = k->rising ||
-                                       (p->step[LEVEL_THROTTLE].at > 0 && k->ws_bp >= p->step[LEVEL_THROTTLE].at);
-                        if (cur > want && tighten && !pool_shrinking(e) &&
+                        /* Lowered only while an OOM is believed ahead, or the working set stands
+                         * at throttle.at: the ladder comes down a rung at a time, and a
+                         * memory.high lowered meanwhile only slows a server that no longer grows,
+                         * and meets what comes next lower than calm.
+                         * Seen: 497M -> 451M in 40 s at 48-49% of the budget, no OOM ahead.
+                         * Not on a rise the trend has not looked at long enough to believe its
+                         * ETA (short_trend_eta()), on which no other rung acts: without swap a
+                         * server that reaches memory.high is stalled there, every client with it,
+                         * and such a rise often ends on its own; pressed on then, it makes way.
+                         * Seen: 43 s not answering at memory.high, lowered from 76% of the budget
+                         * on "too short a look for an OOM in 5m"; with no governor the same
+                         * growth ended at 93-97%. */
+                        bool at_at = p->step[LEVEL_THROTTLE].at > 0 && k->ws_bp >= p->step[LEVEL_THROTTLE].at;
+                        bool tighten = k->eta != USEC_INFINITY || at_at;
+                        if (!tighten && k->eta_too_far > 0 && pressing_on_high(k) && cur != SIZE_UNLIMITED &&
+                            cur < top) {
+                                next = MIN(cur + margin, top);
+                                snprintf(whybuf, sizeof(whybuf), "no OOM believed ahead (too short a look): making "
+                                         "way as the server presses on it");
+                                why = whybuf;
+                        } else if (cur > want && tighten && !pool_shrinking(e) &&
                             (!e->limits.high_known || k->now - e->limits.high_changed >= p->step[LEVEL_THROTTLE].cooldown)) {
                                 uint64_t step = apply_bp(budget, p->step_down);
                                 /* From "max", start right at the target; after that, lower slowly. */

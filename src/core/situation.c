@@ -288,32 +288,34 @@ void observe_events(Tick *k) {
         limits_new_process(k);
 }
 
-/* PSI full as it is now: avg10 trails a stall that has just begun; the cumulative stall time
+/* A PSI line as it is now: avg10 trails a stall that has just begun; the cumulative stall time
  * over the last second or more does not.
  * Seen: avg10 25 s behind a stall at memory.high, the server not answering meanwhile. */
-#define FULL_RECENT_MIN_SPAN USEC_PER_SEC
-uint32_t observe_full_stall(Engine *e, const Sample *s) {
-        if (!(s->has & SAMPLE_HAS_PSI) || !s->psi.has_full) {
-                e->full_ref_known = false;
-                e->full_recent = 0;
+#define PSI_RECENT_MIN_SPAN USEC_PER_SEC
+static uint32_t psi_now(PsiRecent *r, usec_t mono, const PsiLine *line, bool has) {
+        if (!has) {
+                *r = (PsiRecent) {};
                 return 0;
         }
-        uint64_t total = s->psi.full.total;
-        if (!e->full_ref_known || s->mono < e->full_ref_mono || total < e->full_ref_total) {
+        if (!r->ref_known || mono < r->ref_mono || line->total < r->ref_total) {
                 /* The first sample, or a new cgroup (its count started over): nothing to compare. */
-                e->full_ref_known = true;
-                e->full_ref_mono = s->mono;
-                e->full_ref_total = total;
-                e->full_recent = 0;
-        } else if (s->mono - e->full_ref_mono >= FULL_RECENT_MIN_SPAN) {
-                uint64_t span = s->mono - e->full_ref_mono;
-                uint64_t bp = (total - e->full_ref_total) * 10000 / span;
-                e->full_recent = (uint32_t) MIN(bp, (uint64_t) 10000);
-                e->full_recent_span = span;
-                e->full_ref_mono = s->mono;
-                e->full_ref_total = total;
+                *r = (PsiRecent) { .ref_known = true, .ref_mono = mono, .ref_total = line->total };
+        } else if (mono - r->ref_mono >= PSI_RECENT_MIN_SPAN) {
+                uint64_t span = mono - r->ref_mono;
+                uint64_t bp = (line->total - r->ref_total) * 10000 / span;
+                r->share = (uint32_t) MIN(bp, (uint64_t) 10000);
+                r->span = span;
+                r->ref_mono = mono;
+                r->ref_total = line->total;
         }
-        return MAX(s->psi.full.avg10, e->full_recent);
+        return MAX(line->avg10, r->share);
+}
+
+void observe_stall(Tick *k) {
+        const Sample *s = k->s;
+        bool psi = s->has & SAMPLE_HAS_PSI;
+        k->full_now = psi_now(&k->e->full_recent, s->mono, &s->psi.full, psi && s->psi.has_full);
+        k->some_now = psi_now(&k->e->some_recent, s->mono, &s->psi.some, psi);
 }
 
 void remember(Engine *e, const Sample *s) {

@@ -186,6 +186,91 @@ static void test_throttle_some_guard(void **state) {
         }
 }
 
+/* PSI some as full is read: the last second's share from the cumulative stall time, which sees a
+ * stall avg10 trails (seen: the share at 72% while avg10 was still at 25%). */
+static void test_throttle_some_guard_sees_stall_at_once(void **state) {
+        uint64_t want;
+        Sim *sim = sim_throttled(&want);
+        set_ws(sim, want - apply_bp(BUDGET, 50)); /* pressing on memory.high */
+
+        /* 30 % of every second: under the guard (50 %), memory.high stays. */
+        unsigned mark = sim->n;
+        for (unsigned i = 0; i < 10; i++) {
+                sim->s.psi.some.total += 3 * SEC / 10;
+                sim_tick(sim, SEC);
+        }
+        expect(count(sim, T_SET_HIGH, mark) == 0 && !THROTTLE(sim)->psi_guard);
+
+        /* Then 70 % while avg10 has not moved: backed off on the next second. */
+        sim->s.psi.some.total += 7 * SEC / 10;
+        sim_tick(sim, SEC);
+        const Decision *g = find_text(sim, T_SET_HIGH,
+                                      "PSI some 70% over the last 1s >= throttle.some-guard 50%, pressing on "
+                                      "memory.high: backing off",
+                                      mark);
+        expect(g && g->value == PAGE_DOWN(want + apply_bp(BUDGET, 200)));
+        expect(THROTTLE(sim)->psi_guard);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
+/* A rise the short trend has not looked at long enough to believe (short_trend_eta()) lowers no
+ * memory.high: without swap a server that reaches it is stalled there, every client with it, and
+ * such a rise often ends on its own (seen: 43 s not answering at memory.high, lowered from 76% of
+ * the budget on "too short a look for an OOM in 5m"). One lowered on a believed ETA makes way as
+ * the server presses on it once the ETA is no longer believed. */
+static void test_throttle_short_look(void **state) {
+        Sim *sim = sim_new(false);
+        sim->p.step[LEVEL_RESET].enabled = sim->p.step[LEVEL_RESTART].enabled = false;
+        sim->p.step[LEVEL_THROTTLE].at = 0; /* off: the ETA alone decides */
+        sim->p.trend_min_points = sim->p.trend_points; /* the window's trend not known in this test */
+        sim_policy_changed(sim);
+        sim->s.uptime = 60 * SEC;
+        uint64_t ws = BUDGET / 100 * 76;
+        set_ws(sim, ws);
+        for (unsigned i = 0; i < 20; i++) {
+                sim_tick(sim, SEC);
+                trims_free(sim, 0);
+        }
+        /* 2M a second: an OOM far off, never believed on the last minute's look. */
+        unsigned mark = sim->n;
+        for (unsigned i = 0; i < 90; i++) {
+                set_ws(sim, ws += 2 * MB);
+                sim_tick(sim, SEC);
+                trims_free(sim, 0);
+        }
+        expect(sim->e->level >= LEVEL_THROTTLE && sim->out.eta == USEC_INFINITY);
+        expect(find_text(sim, T_LEVEL, "too short a look", mark));
+        expect(!find_text(sim, T_SET_HIGH, "throttle: toward", mark));
+
+        /* 10M a second: believed (an OOM in a few minutes), lowered toward working set + 2%. */
+        for (unsigned i = 0; i < 60 && !find_text(sim, T_SET_HIGH, "throttle: toward", mark); i++) {
+                set_ws(sim, ws += 10 * MB);
+                sim_tick(sim, SEC);
+        }
+        const Decision *low = find_text(sim, T_SET_HIGH, "throttle: toward", mark);
+        expect(low && strstr(low->reason, "OOM in") && !strstr(low->reason, "too short a look"));
+        uint64_t high = sim->e->limits.high_set;
+        expect(high < CALM);
+
+        /* 1M a second: lowered on while the ETA is still believed, not once it is no longer;
+         * pressing on memory.high then, it makes way. */
+        mark = sim->n;
+        for (unsigned i = 0; i < 1200 && !find_text(sim, T_SET_HIGH, "making way", mark); i++) {
+                high = sim->s.memory_high;
+                set_ws(sim, MIN(ws += 1 * MB, high));
+                sim_tick(sim, SEC);
+        }
+        const Decision *way = find_text(sim, T_SET_HIGH, "no OOM believed ahead (too short a look): making way as the "
+                                                         "server presses on it", mark);
+        expect(way && way->value == PAGE_DOWN(high + apply_bp(BUDGET, 200)) && way->value <= CALM);
+        for (unsigned i = 0; i < sim->n; i++)
+                expect(!(decision_class(&sim->log[i]) == T_SET_HIGH && strstr(sim->log[i].reason, "throttle: toward") &&
+                         strstr(sim->log[i].reason, "too short a look")));
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 static void test_foreign_memory_high_adopted(void **state) {
         Sim *sim = sim_new(false);
         set_ws(sim, 5 * GB);
@@ -325,6 +410,8 @@ int main(void) {
                 cmocka_unit_test(test_throttle_planner),
                 cmocka_unit_test(test_throttle_guard_sees_stall_at_once),
                 cmocka_unit_test(test_throttle_some_guard),
+                cmocka_unit_test(test_throttle_some_guard_sees_stall_at_once),
+                cmocka_unit_test(test_throttle_short_look),
                 cmocka_unit_test(test_foreign_memory_high_adopted),
                 cmocka_unit_test(test_foreign_memory_high_between_steps),
                 cmocka_unit_test(test_high_out_of_the_way_when_the_restart_is_held),
