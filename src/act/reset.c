@@ -93,22 +93,31 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         unsigned chosen[1000];
         unsigned k = sessions_select(sessions, n, &q, chosen);
         unsigned passed = sessions_passed_over(sessions, n, &q);
-        char passed_why[160] = "";
+        char since[FORMAT_TIMESPAN_MAX], passed_why[160] = "";
+        format_timespan(since, now_clock(CLOCK_MONOTONIC) - last_listing.at);
         if (passed > 0)
-                snprintf(passed_why, sizeof(passed_why), "; %u holding %s or more passed over: no more than %s "
-                         "before (not what grows)", passed, format_bytes(m, d->reset.min_memory),
-                         format_timespan(ti, now_clock(CLOCK_MONOTONIC) - last_listing.at));
+                snprintf(passed_why, sizeof(passed_why), "; %u more holding %s or more passed over: as much as "
+                         "%s before (not what grows)", passed, format_bytes(m, d->reset.min_memory), since);
         remember_listing(t, sessions, n);
         if (k == 0) {
                 char largest[FORMAT_BYTES_MAX];
                 ret->found_nothing = true;
-                /* Explained: -ENOENT is no file that was missing. */
+                format_bytes(largest, sessions_largest(sessions, n, &q));
+                const char *partial = measured == SESSION_MEMORY_PARTIAL ? unmeasured : "";
+                const char *sep = *partial ? "; " : "";
+                /* Explained: -ENOENT is no file that was missing. Every session that may be reset
+                 * and holds enough passed over (the largest is one of them): none grows. */
+                if (passed > 0)
+                        return action_refuse(ret, -ENOENT,
+                                             "reset: of the %u sessions, the %u holding %s or more that may be "
+                                             "reset (the largest %s) held as much %s before: passed over (not what "
+                                             "grows)%s%s",
+                                             n, passed, format_bytes(m, d->reset.min_memory), largest, since, sep,
+                                             partial);
                 return action_refuse(ret, -ENOENT,
                                      "reset: none of the %u sessions holds %s or more and may be reset (the largest "
-                                     "that may: %s)%s%s%s", n, format_bytes(m, d->reset.min_memory),
-                                     format_bytes(largest, sessions_largest(sessions, n, &q)), passed_why,
-                                     measured == SESSION_MEMORY_PARTIAL ? "; " : "",
-                                     measured == SESSION_MEMORY_PARTIAL ? unmeasured : "");
+                                     "that may: %s)%s%s", n, format_bytes(m, d->reset.min_memory), largest, sep,
+                                     partial);
         }
 
         /* Every session that may be reset chosen, fewer than allowed: the rest are smaller (the

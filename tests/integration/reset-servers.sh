@@ -29,18 +29,18 @@ mib() { echo "$(( $1 >> 20 ))M"; }
 server_provision "$flavour"
 dir=$(mktemp -d /tmp/memgov-reset-XXXXXX)
 log=
-daemon= normal= leaky=
+daemon= normal= leaky= still=
 stop_all() {
         local p
-        for p in $daemon $normal $leaky; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-        daemon= normal= leaky=
+        for p in $daemon $normal $leaky $still; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+        daemon= normal= leaky= still=
 }
 trap 'stop_all; server_stop; rm -rf "$dir"' EXIT
 
 # The test's keys besides the default: the budget, a 1 s sampling, the reset alone (a host with
 # the memory controller on cgroup v1 has no memory.high to throttle with), and a min-memory the
 # growing sessions reach within seconds.
-policy() { # BUDGET
+policy() { # BUDGET [RESET_KEYS]
         cat >"$dir/policy.ini" <<EOF
 [budget]
 size = $1
@@ -60,6 +60,7 @@ enabled = no
 [reset]
 min-memory = 32M
 exempt-users = monitor
+${2:-}
 EOF
 }
 # The chroot's own client in the server's root: the workload's sessions are its connections.
@@ -67,31 +68,45 @@ client="nsenter -t %PID% -m -r -w -- $SERVER_CLIENT"
 
 # run_case LABEL ROOM [server options...]: the server, its accounts, the daemon on a budget ROOM
 # bytes over the idle server's RSS (negative: below it) and the clients; the daemon's log in $log
-# when the growing sessions are gone, a reset failed, or 90 s are over.
+# when the growing sessions are gone, a reset failed, or 90 s are over. With $still_mb set, a
+# session of another account holds that many MiB, set before the daemon starts, idle.
+# $reset_keys: more keys of [reset].
+still_mb= reset_keys=
 run_case() {
         local label=$1 room=$2
         shift 2
         mkdir -p "$dir/server"
         server_start "$dir/server" "$@" || exit $? # the data directory of the case before, if any
         server_sql "CREATE USER IF NOT EXISTS ''@localhost IDENTIFIED BY 'leaky-password';
-                    CREATE USER IF NOT EXISTS app@localhost IDENTIFIED BY 'app-password'"
-        local idle budget
+                    CREATE USER IF NOT EXISTS app@localhost IDENTIFIED BY 'app-password';
+                    CREATE USER IF NOT EXISTS keeper@localhost IDENTIFIED BY 'keeper-password'"
+        local idle budget i
         idle=$(server_rss)
         budget=$(( idle + room ))
-        policy "$budget"
+        policy "$budget" "$reset_keys"
+        export SESSIONS_CLIENT=${client/\%PID\%/$SERVER_PID}
+        if [[ -n $still_mb ]]; then
+                python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" still keeper keeper-password "$still_mb" 90 \
+                        >"$dir/$label.still" &
+                still=$!
+                for i in $(seq 100); do
+                        grep -q "still set" "$dir/$label.still" && break
+                        kill -0 "$still" 2>/dev/null || fail "$label: the still session: $(cat "$dir/$label.still")"
+                        sleep 0.1
+                done
+                grep -q "still set" "$dir/$label.still" || fail "$label: the still session's variables not set in 10 s"
+        fi
         log=$dir/$label.log
         mkdir -p -m 700 "$dir/state"
         "$memgov" run --pid "$SERVER_PID" -p "$dir/policy.ini" --socket "$dir/state/memgov.sock" \
                 --state-dir "$dir/state" --record "$dir/$label.trace.csv" >"$log" 2>&1 &
         daemon=$!
-        export SESSIONS_CLIENT=${client/\%PID\%/$SERVER_PID}
         python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" normal app app-password 90 >"$dir/$label.normal" &
         normal=$!
         python3 "$here/workloads/sessions.py" "$SERVER_SOCKET" leaky "system user" leaky-password 3 4 90 >"$dir/$label.leaky" &
         leaky=$!
         echo "$name: $label: $SERVER_FLAVOUR pid $SERVER_PID, RSS $(mib "$idle") idle, budget $(mib "$budget")" \
-             "(reset.at 92%: $(mib $((budget * 92 / 100))))"
-        local i
+             "${reset_keys:-(reset.at 92%: $(mib $((budget * 92 / 100))))}"
         for i in $(seq 900); do
                 grep -q -- "-> reset" "$log" && grep -q "leaky ended 3" "$dir/$label.leaky" && break
                 grep -q -- "-> reset failed" "$log" && break
@@ -113,6 +128,11 @@ run_case() {
         kill "$leaky" 2>/dev/null || true
         wait "$leaky" || true
         leaky=
+        if [[ -n $still ]]; then
+                kill -TERM "$still" 2>/dev/null || true
+                wait "$still" || true
+                still=
+        fi
         # The session kept for the actions told of, even where the reset opened it first.
         for i in $(seq 150); do
                 grep -q "sql: a session kept open for the actions" "$log" && break
@@ -166,6 +186,32 @@ echo "$name: grow: ok: ${warned#*memgov: }"
 measured=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["server"].get("session_memory"))' "$dir/grow.status.json")
 [[ $measured == measured ]] || fail "grow: memgov status: the sessions' memory is $measured, not measured"
 grep -q "cannot rank the sessions" "$log" && fail "grow: memgov warned of the sessions' memory: $(grep "cannot rank" "$log")"
+server_stop
+
+# The emergency reset on its ETA ends what grows. Beside the growing sessions, a session of
+# another account holds 48M of user variables, set before the daemon starts, and idle: the first
+# the emergency reset would take by its order (idle ones first, then the largest). With reset.at
+# off, the reset comes on its ETA alone, an emergency (the OOM within restart.emergency-eta). It
+# has no listing of this server process before its own: it lists the sessions again 2 s later,
+# ends the growing ones, passes over the one that holds as much as 2 s before and says so; that
+# session's client is still connected.
+still_mb=48 reset_keys="at = off"
+run_case emergency $((240 << 20))
+still_mb= reset_keys=
+decided=$(grep -m1 -- "emergency reset (" "$log") || fail "emergency: no emergency reset decided"
+[[ $decided == *"those that do not grow only at"* ]] || fail "emergency: not the reset that ends what grows: $decided"
+result=$(grep -m1 -E -- "memgov: (warning: )?-> (would )?reset" "$log") || fail "emergency: no reset within 90 s"
+echo "$name: emergency: ${result#*-> }"
+[[ $result != *"reset failed"* ]] || fail "emergency: $result"
+chosen=$(grep -o '#[0-9]* [a-z ]*@localhost ([^)]*)' <<<"$result") || fail "grep: no session named: $result"
+grep -q 'keeper@localhost' <<<"$chosen" && fail "emergency: the session that does not grow was chosen: $chosen"
+grep -q '#[0-9]* system user@localhost' <<<"$chosen" || fail "emergency: no growing session chosen: $chosen"
+[[ $result == *"; 1 more holding 8M or more passed over: as much as "*" before (not what grows); "* ]] ||
+        fail "emergency: the session that does not grow not said passed over: $result"
+grep -q "still alive" "$dir/emergency.still" ||
+        fail "emergency: the client of the session that does not grow: $(cat "$dir/emergency.still")"
+echo "$name: emergency: ok: $(grep -c '#[0-9]* system user@localhost' <<<"$chosen") growing session(s) ended," \
+     "the one that holds 48M passed over and still connected"
 server_stop
 
 if [[ $flavour == mysql-* ]]; then

@@ -9,6 +9,10 @@ per session, kept open: a session is a connection).
   sessions.py SOCKET normal USER PASSWORD SECONDS
       one session asking a small query ten times a second, checking every answer; reconnects
       if its session ends. Prints "normal ok=N errors=M reconnects=K" at the end.
+  sessions.py SOCKET still USER PASSWORD MB SECONDS
+      one session that sets MB MiB of user variables at once, then holds them, idle; at the end
+      (or SIGTERM) asks one query. Prints "still set" once they are set, then "still alive" or
+      "still ended".
   sessions.py SOCKET reader USER PASSWORD SECONDS TABLE ROWS
       as normal, but each query counts 100 rows of TABLE (ids 1 to ROWS) at a random place, so
       that the answers come from the buffer pool or, once evicted, from disk.
@@ -58,6 +62,29 @@ def leaky(sock, user, password, count, mb, seconds):
     print(f"leaky done, {len(ended)} of {count} ended by the server", flush=True)
 
 
+def still(sock, user, password, mb, seconds):
+    p = client(sock, user, password)
+    p.stdin.write("".join(f"SET @s{j} = REPEAT('x', 1048576 + {j});" for j in range(mb)) + "SELECT 'set';\n")
+    p.stdin.flush()
+    if p.stdout.readline().strip() != "set":
+        print("still not set", flush=True)
+        sys.exit(1)
+    print("still set", flush=True)
+    end = time.monotonic() + seconds
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    while time.monotonic() < end and not stop and p.poll() is None:
+        time.sleep(0.1)
+    try:
+        p.stdin.write("SELECT 6 * 7;\n")
+        p.stdin.flush()
+        alive = p.stdout.readline().strip() == "42"
+    except (BrokenPipeError, OSError):
+        alive = False
+    p.kill()
+    print("still alive" if alive else "still ended", flush=True)
+
+
 def normal(sock, user, password, seconds, table=None, rows=0):
     ok = errors = reconnects = 0
     p = client(sock, user, password)
@@ -94,6 +121,8 @@ if __name__ == "__main__":
     sock, mode = sys.argv[1], sys.argv[2]
     if mode == "leaky":
         leaky(sock, sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), float(sys.argv[7]))
+    elif mode == "still":
+        still(sock, sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6]))
     elif mode == "reader":
         normal(sock, sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6], int(sys.argv[7]))
     else:
