@@ -41,6 +41,13 @@ _printf_(3, 4) int action_refuse(ActionResult *ret, int error, const char *fmt, 
 /* The same for a failure whose system error says the rest: the log adds its text after the
  * sentence (": Connection refused"). Returns error. */
 _printf_(3, 4) int action_fail(ActionResult *ret, int error, const char *fmt, ...);
+/* An action not carried out through no fault of its own (ret->not_done: not judged, no
+ * backoff): detail says why. Returns 0. */
+_printf_(2, 3) int action_not_done(ActionResult *ret, const char *fmt, ...);
+/* sql_connect()'s failure r, with why: -EBUSY (the kept session still awaits the reply to its
+ * last statement: the server answers nothing) is action_not_done(), the rest action_fail().
+ * what: the action's name for the sentence ("reset"). */
+int action_sql_connect_failed(ActionResult *ret, int r, const char *what, const char *why);
 
 typedef int (*actuator_fn)(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret);
 

@@ -41,7 +41,9 @@ int sql_check_option_file(const char *path, char *why, size_t why_size);
 /* A connection to the server: the calling thread's kept session when it has one for this server
  * and these connection settings, it is free and it answers a ping (none when it answered within
  * SQL_KEEP_PING and the server has not closed it since); else a new one, which becomes the kept
- * session where the thread keeps one and the policy's sql.keep-open says so. */
+ * session where the thread keeps one and the policy's sql.keep-open says so. -EBUSY, with why:
+ * the kept session still awaits the reply to its last statement after sql.query-timeout more
+ * (the server answers nothing: a new connection would wait in the same queue). */
 int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size_t why_size);
 /* Closes it, or gives the kept session back; again, or on one never opened ({}), nothing. */
 void sql_close(SqlConn *c);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <assert.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -115,6 +116,27 @@ int action_fail(ActionResult *ret, int error, const char *fmt, ...) {
         int r = action_failv(ret, error, false, fmt, ap);
         va_end(ap);
         return r;
+}
+
+int action_not_done(ActionResult *ret, const char *fmt, ...) {
+        assert(ret);
+        assert(fmt);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ret->detail, sizeof(ret->detail), fmt, ap);
+        va_end(ap);
+        ret->not_done = true;
+        return 0;
+}
+
+/* A server that answered nothing to the last statement within sql.query-timeout is not the
+ * action's failure: backed off as one (reset.backoff 10m), the emergency reset would not come
+ * again in that time; not done, it comes again once its cooldown is over. */
+int action_sql_connect_failed(ActionResult *ret, int r, const char *what, const char *why) {
+        assert(r < 0);
+        if (r == -EBUSY)
+                return action_not_done(ret, "%s not carried out: %s", what, why);
+        return action_fail(ret, r, "%s: %s", what, why);
 }
 
 int action_refuse(ActionResult *ret, int error, const char *fmt, ...) {

@@ -233,7 +233,7 @@ static int pool_read(const ActionContext *c, SqlConn *conn, PoolFacts *f, PoolSt
         char why[512];
         int r = sql_connect(c->policy, c->target->pid, conn, why, sizeof(why));
         if (r < 0)
-                return action_fail(ret, r, "pool: %s", why);
+                return action_sql_connect_failed(ret, r, "pool", why);
         r = sql_run(conn, facts_query, read_fact, f, why, sizeof(why));
         if (r < 0)
                 return action_fail(ret, r, "pool: reading the buffer pool's variables: %s", why);
@@ -559,7 +559,7 @@ int pool_run(const ActionContext *c, const Decision *d, ActionResult *ret) {
                 return action_refuse(ret, -EINVAL, "pool: a %s step of %u bp with a floor of %u bp is no step", pl.verb,
                                      d->pool.step, d->pool.floor);
         int r = pool_read(c, &conn, &f, &st, ret);
-        if (r < 0)
+        if (r < 0 || ret->not_done)
                 return r;
         r = pool_plan(d, &conn, &f, &st, &pl, ret);
         if (r <= 0)

@@ -46,7 +46,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
 
         r = sql_connect(c->policy, t->pid, &conn, why, sizeof(why));
         if (r < 0)
-                return action_fail(ret, r, "reset: %s", why);
+                return action_sql_connect_failed(ret, r, "reset", why);
         _cleanup_free_ Session *sessions = calloc(SESSIONS_MAX, sizeof(Session));
         unsigned n = 0;
         if (!sessions)

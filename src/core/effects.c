@@ -78,14 +78,19 @@ void observe_failures(Tick *k) {
 }
 
 /* An action that was not carried out through no fault of its own (memgov_trim() answers NULL
- * within 10 s of a trim another account called, and trims nothing then): nothing to judge, no
- * backoff, and the rung is not taken for one that does not help; its cooldown still holds. */
+ * within 10 s of a trim another account called, and trims nothing then; the session kept for
+ * the actions still awaits the reply to its last statement, the server answering nothing):
+ * nothing to judge, no backoff, and the rung is not taken for one that does not help; its
+ * cooldown still holds. */
 void observe_not_done(Tick *k) {
         for (ActionKind a = 0; a < _ACTION_KIND_MAX; a++) {
                 ActionState *st = &k->e->act[a];
+                const Rung *r = engine_rung(action_info(a)->level);
                 char t[FORMAT_TIMESPAN_MAX];
                 if (!(k->s->not_done & (1u << a)) || (k->s->failed & (1u << a)) || !st->pending)
                         continue;
+                if (r && r->not_done)
+                        r->not_done(k, a);
                 st->pending = false;
                 st->gain_measured = false;
                 const StepPolicy *sp = &k->p->step[action_info(a)->level];

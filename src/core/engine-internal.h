@@ -168,6 +168,9 @@ typedef struct Rung {
         /* One of its actions failed: what of its state the failure undoes. true: handled whole
          * (no backoff, no failure decision); else *but is said after the backoff. */
         bool (*failed)(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but);
+        /* One of its actions was not carried out through no fault of its own (not judged, no
+         * backoff): what of its state the decision assumed done. */
+        void (*not_done)(Tick *k, ActionKind a);
         /* One of its actions judged by its effect: keep a backoff running, what to say after the
          * backoff of one that freed too little (but), and after the line whatever it freed (after). */
         void (*judged)(const Tick *k, ActionKind a, bool *keep_backoff, const char **but, const char **after);

@@ -126,6 +126,11 @@ static bool pool_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff,
         return false;
 }
 
+/* A step not carried out (the server answered nothing) is no step either. */
+static void pool_not_done(Tick *k, ActionKind a) {
+        (void) pool_failed(k, a, true, 0, NULL);
+}
+
 /* A new server process starts at its configured buffer pool: nothing to grow back, and its
  * configured size is to be found again. */
 static void pool_new_process(Tick *k) {
@@ -149,6 +154,7 @@ const Rung rung_pool = {
         .results = pool_results,
         .new_process = pool_new_process,
         .failed = pool_failed,
+        .not_done = pool_not_done,
         .plan = pool_plan,
         .calm = plan_pool_grow,
 };

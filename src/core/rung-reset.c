@@ -260,6 +260,15 @@ static void reset_observe(Tick *k) {
         }
 }
 
+/* An emergency reset not carried out (the server answered nothing to the session kept for the
+ * actions within sql.query-timeout) ended nothing: it comes again once reset.cooldown is over
+ * while the emergency lasts, as after one that ended sessions, not once an emergency as after a
+ * dry run. */
+static void reset_not_done(Tick *k, ActionKind a) {
+        if (state(k->e)->last_emergency && !for_gone_process(k->e, a))
+                state(k->e)->emergency_done = false;
+}
+
 /* The emergency reset is held back by its own rules (emergency_reset_ready()), not by the backoff
  * of a reset at reset.min-memory; and its result does not end that backoff when that one failed
  * or found too little before it. */
@@ -296,6 +305,7 @@ const Rung rung_reset = {
         .climbed_to = reset_climbed_to,
         .new_process = reset_new_process,
         .failed = reset_failed,
+        .not_done = reset_not_done,
         .observe = reset_observe,
         .judged = reset_judged,
         .prepare = reset_prepare,

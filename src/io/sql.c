@@ -815,7 +815,7 @@ int sql_connect(const Policy *p, pid_t server_pid, SqlConn *ret, char *why, size
          * same queue), and the session kept is the one already in. */
         if (keep && !kept.in_use && kept.conn.mysql && kept_matches(p, server_pid) &&
             kept_settle(p->sql_query_timeout, why, why_size) < 0)
-                return -ETIMEDOUT;
+                return -EBUSY;
         if (keep && !kept.in_use && kept.conn.mysql) {
                 /* A session that no longer answers (the server closed it, or is gone) is opened
                  * again; one for another server or other settings is closed. One that answered

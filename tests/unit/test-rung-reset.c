@@ -502,6 +502,36 @@ static void test_emergency_reset_flickering(void **state) {
 
 /* A dry run (or a replay of a trace without the reset's own measurement): the working set falls
  * after the emergency reset, but nothing was carried out, and it comes once an emergency. */
+/* The emergency reset not carried out (the session kept for the actions still awaits the reply
+ * to its last statement: the server answers nothing): no failure, no backoff of reset.backoff;
+ * it comes again once reset.cooldown is over while the emergency lasts. */
+static void test_emergency_reset_not_done(void **state) {
+        Sim *sim = sim_new(false);
+        sim->s.uptime = 2 * USEC_PER_MINUTE;
+        const Decision *first = NULL, *second = NULL;
+        for (unsigned i = 0; i < 900 && !second; i++) {
+                set_ws(sim, MIN(sim->s.memory_current + 30 * MB, sim->s.memory_high));
+                sim_tick(sim, SEC);
+                for (unsigned j = 0; j < sim->out.n_decisions; j++)
+                        if (decision_class(&sim->out.decisions[j]) == T_RESET) {
+                                ActionResult r = { .not_done = true };
+                                snprintf(r.detail, sizeof(r.detail), "reset not carried out: no reply");
+                                action_feedback_add(&sim->fb, &sim->out.decisions[j], &r);
+                        }
+                first = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, 0);
+                if (first)
+                        second = find_code(sim, T_RESET, ACTION_EMERGENCY_RESET, (unsigned) (first - sim->log) + 1);
+        }
+        expect(first && second);
+        usec_t apart = sim->at[second - sim->log] - sim->at[first - sim->log];
+        expect(apart >= sim->p.step[LEVEL_RESET].cooldown && apart < sim->p.step[LEVEL_RESET].backoff);
+        const Decision *nd = find_code(sim, T_EFFECT, EFFECT_NOT_DONE, (unsigned) (first - sim->log));
+        expect(nd && nd < second && strstr(nd->reason, "reset not carried out: not judged, no backoff"));
+        expect(!find_code(sim, T_EFFECT, EFFECT_FAILED, 0));
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 static void test_emergency_reset_dry_run_once(void **state) {
         Sim *sim = sim_new(true);
         sim->s.uptime = 2 * USEC_PER_MINUTE;
@@ -568,6 +598,7 @@ int main(void) {
                 cmocka_unit_test(test_emergency_reset_after_an_uncollected_reset),
                 cmocka_unit_test(test_emergency_reset_flickering),
                 cmocka_unit_test(test_emergency_reset_dry_run_once),
+                cmocka_unit_test(test_emergency_reset_not_done),
                 cmocka_unit_test(test_reset_recheck_and_params),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
