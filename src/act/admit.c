@@ -304,7 +304,7 @@ int admit_run(const ActionContext *c, const Decision *d, AdmitMemory *m, ActionR
 
         int r = sql_connect(c->policy, c->target->pid, &conn, why, sizeof(why));
         if (r < 0)
-                return action_fail(ret, r, "admission: %s", why);
+                return action_sql_connect_failed(ret, r, "admission", why);
         /* Lowering, with the kernel's count of the server's sockets in the decision: that count
          * and the variable, nothing the server must gather. */
         bool counted = !d->admit.restore && d->admit.connections > 0;

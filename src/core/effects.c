@@ -87,7 +87,10 @@ void observe_not_done(Tick *k) {
                 ActionState *st = &k->e->act[a];
                 const Rung *r = engine_rung(action_info(a)->level);
                 char t[FORMAT_TIMESPAN_MAX];
-                if (!(k->s->not_done & (1u << a)) || (k->s->failed & (1u << a)) || !st->pending)
+                /* A measured action is judged once, while its result is awaited; the others
+                 * (admission) await none. */
+                if (!(k->s->not_done & (1u << a)) || (k->s->failed & (1u << a)) ||
+                    (action_info(a)->measured && !st->pending))
                         continue;
                 if (r && r->not_done)
                         r->not_done(k, a);

@@ -460,6 +460,21 @@ static void admit_new_process(Tick *k) {
         state(e)->lowered = false;
 }
 
+/* A lowering or a restore not carried out (the server answered nothing to the session kept for
+ * the actions within sql.query-timeout) left max_connections as it was, as a failure does; with
+ * no backoff, a lowering comes again once admit.cooldown is over while the storm lasts, one
+ * carried to a new server process at the next sample.
+ * Seen as a failure: admission backed off for 10m at 74% of the budget in a storm, the restart
+ * at 96% a minute later. */
+static void admit_not_done(Tick *k, ActionKind a) {
+        AdmitState *st = state(k->e);
+        if (st->carried) {
+                st->carry = true;
+                st->carried = false;
+        }
+        st->lowered = st->restoring;
+}
+
 static bool admit_failed(Tick *k, ActionKind a, bool was_pending, usec_t backoff, const char **but) {
         Engine *e = k->e;
         ActionState *st = &e->act[a];
@@ -589,6 +604,7 @@ const Rung rung_admit = {
         .before_ladder = admit_before_ladder,
         .new_process = admit_new_process,
         .failed = admit_failed,
+        .not_done = admit_not_done,
         .early = plan_admit_carry,
         .plan = admit_plan,
         .calm = plan_admit_restore,

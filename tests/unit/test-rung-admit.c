@@ -324,6 +324,38 @@ static void test_admit_failure_and_new_server(void **state) {
         sim_free(sim);
 }
 
+/* A lowering not carried out (the session kept for the actions still awaits the reply to its
+ * last statement: the server answers nothing): max_connections as it was, no failure and no
+ * backoff of admit.backoff; lowered again once admit.cooldown is over while the storm lasts. */
+static void test_admit_not_done(void **state) {
+        Sim *sim = sim_new(false);
+        storm(sim, 20, 1);
+        expect(ADMIT(sim)->lowered);
+        const Decision *first = find(sim, T_ADMIT, 0);
+        expect(first);
+        ActionResult r = { .not_done = true };
+        action_feedback_add(&sim->fb, first, &r);
+        unsigned mark = sim->n;
+        const Decision *again = NULL;
+        for (unsigned t = 0; t < 300 && !again; t++) {
+                set_ws(sim, STORM_WS + (uint64_t) t * MB);
+                sim->s.connections += 1;
+                sim_tick(sim, SEC);
+                if (t == 0)
+                        expect(!ADMIT(sim)->lowered);
+                again = find(sim, T_ADMIT, mark);
+        }
+        const Decision *nd = find_code(sim, T_EFFECT, EFFECT_NOT_DONE, mark);
+        expect(nd && nd->action == ACTION_ADMIT);
+        expect(!find_code(sim, T_EFFECT, EFFECT_FAILED, mark));
+        expect(again && !again->admit.restore);
+        usec_t apart = sim->at[again - sim->log] - sim->at[first - sim->log];
+        expect(apart >= sim->p.step[LEVEL_ADMIT].cooldown && apart < sim->p.step[LEVEL_ADMIT].backoff);
+        expect(ADMIT(sim)->lowered);
+        check_invariants(sim);
+        sim_free(sim);
+}
+
 static void test_admit_carried_to_new_server(void **state) {
         Sim *sim = sim_new(false);
         sim->s.has |= SAMPLE_HAS_ACCEPTING;
@@ -803,6 +835,7 @@ int main(void) {
                 cmocka_unit_test(test_admit_max_raise_bounded),
                 cmocka_unit_test(test_admit_dry_run),
                 cmocka_unit_test(test_admit_failure_and_new_server),
+                cmocka_unit_test(test_admit_not_done),
                 cmocka_unit_test(test_admit_carried_to_new_server),
                 cmocka_unit_test(test_admit_failed_lowering_carried),
                 cmocka_unit_test(test_admit_carried_failure_tried_again),
