@@ -32,6 +32,24 @@ static bool some_stalled(const Tick *k) {
         return p->some_guard > 0 && k->some_now >= p->some_guard && pressing_on_high(k);
 }
 
+/* "PSI full avg10 35%" or, where the last second's share is the higher, "PSI full 90% over
+ * the last 1s": the reading a guard went by (k->full_now, k->some_now). */
+static const char *psi_reading(char *buf, size_t size, const char *line, uint32_t now, uint32_t avg10,
+                               const PsiRecent *recent) {
+        char v[FORMAT_PERCENT_MAX], t[FORMAT_TIMESPAN_MAX];
+        if (now == avg10)
+                snprintf(buf, size, "PSI %s avg10 %s", line, format_bp(v, now));
+        else
+                snprintf(buf, size, "PSI %s %s over the last %s", line, format_bp(v, now),
+                         format_timespan(t, recent->span));
+        return buf;
+}
+
+/* memory.high raised by the margin, up to the calm value; from max there is nothing to raise. */
+static uint64_t made_way(uint64_t cur, uint64_t margin, uint64_t top) {
+        return cur == SIZE_UNLIMITED ? cur : MAX(cur, MIN(cur + margin, top));
+}
+
 /* Called for on its own threshold and not possible here: said once, with why. */
 static void throttle_before_ladder(Tick *k) {
         const Policy *p = k->p;
@@ -63,7 +81,6 @@ static void throttle_after(Tick *k) {
         const Policy *p = k->p;
         const Sample *s = k->s;
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_PERCENT_MAX], d2[FORMAT_PERCENT_MAX];
-        char span[FORMAT_TIMESPAN_MAX];
         uint64_t budget = k->budget;
 
         state(e)->at_floor = false;
@@ -127,24 +144,18 @@ static void throttle_after(Tick *k) {
                          * again, until calm: with nothing left to reclaim under it, lowered toward
                          * the working set again it stalls the server again where it did. */
                         state(e)->psi_guard = true;
-                        /* From max there is nothing to back off from. */
-                        next = cur == SIZE_UNLIMITED ? cur : MAX(cur, MIN(cur + margin, top));
-                        if (full >= p->full_guard && full == s->psi.full.avg10)
-                                snprintf(whybuf, sizeof(whybuf), "PSI full avg10 %s >= throttle.full-guard %s: backing off",
-                                         format_bp(c, full), format_bp(d2, p->full_guard));
-                        else if (full >= p->full_guard)
-                                snprintf(whybuf, sizeof(whybuf), "PSI full %s over the last %s >= "
-                                         "throttle.full-guard %s: backing off",
-                                         format_bp(c, full), format_timespan(span, e->full_recent.span),
+                        next = made_way(cur, margin, top);
+                        char reading[96];
+                        if (full >= p->full_guard)
+                                snprintf(whybuf, sizeof(whybuf), "%s >= throttle.full-guard %s: backing off",
+                                         psi_reading(reading, sizeof(reading), "full", full, s->psi.full.avg10,
+                                                     &e->full_recent),
                                          format_bp(d2, p->full_guard));
-                        else if (some_stalled(k) && k->some_now == s->psi.some.avg10)
-                                snprintf(whybuf, sizeof(whybuf), "PSI some avg10 %s >= throttle.some-guard %s, "
-                                         "pressing on memory.high: backing off",
-                                         format_bp(c, s->psi.some.avg10), format_bp(d2, p->some_guard));
                         else if (some_stalled(k))
-                                snprintf(whybuf, sizeof(whybuf), "PSI some %s over the last %s >= "
-                                         "throttle.some-guard %s, pressing on memory.high: backing off",
-                                         format_bp(c, k->some_now), format_timespan(span, e->some_recent.span),
+                                snprintf(whybuf, sizeof(whybuf), "%s >= throttle.some-guard %s, pressing on "
+                                         "memory.high: backing off",
+                                         psi_reading(reading, sizeof(reading), "some", k->some_now, s->psi.some.avg10,
+                                                     &e->some_recent),
                                          format_bp(d2, p->some_guard));
                         else if (state(e)->yields)
                                 snprintf(whybuf, sizeof(whybuf), "in an emergency, its reset done and the restart "
@@ -168,9 +179,8 @@ static void throttle_after(Tick *k) {
                          * growth ended at 93-97%. */
                         bool at_at = p->step[LEVEL_THROTTLE].at > 0 && k->ws_bp >= p->step[LEVEL_THROTTLE].at;
                         bool tighten = k->eta != USEC_INFINITY || at_at;
-                        if (!tighten && k->eta_too_far > 0 && pressing_on_high(k) && cur != SIZE_UNLIMITED &&
-                            cur < top) {
-                                next = MIN(cur + margin, top);
+                        if (!tighten && k->eta_too_far > 0 && pressing_on_high(k)) {
+                                next = made_way(cur, margin, top);
                                 snprintf(whybuf, sizeof(whybuf), "no OOM believed ahead (too short a look): making "
                                          "way as the server presses on it");
                                 why = whybuf;
