@@ -484,14 +484,6 @@ static int write_block(Hold *h) {
                 return -EPROTO;
         }
 
-        if (q->data_size > INJECT_DATA_SIZE || q->result_size > INJECT_RESULT_SIZE)
-                return -E2BIG;
-        /* The result area lies after the mailbox, never on the stack: once the system call below
-         * returns, the thread may write over its stack before memgov read it. */
-        if (q->result_size && (!q->mailbox_addr || q->mailbox_room < 16 + q->result_size)) {
-                snprintf(h->why, h->why_size, "no room for the call's result in process %d", (int) q->pid);
-                return -ENOSPC;
-        }
         size_t xs = xsave_size();
         size_t data_off = INJECT_XSAVE + xs;
         size_t box_off = data_off + INJECT_DATA_SIZE;
@@ -733,6 +725,23 @@ static int inject_once(const InjectRequest *q, const pid_t *skip, unsigned n_ski
         return wait_done(q, &h, ret, why, why_size);
 }
 
+/* What the request asks that no thread could give: checked before any thread is chosen or
+ * held, so that the answer does not depend on what the server's threads are doing. */
+static int check_request(const InjectRequest *q, char *why, size_t why_size) {
+        if (q->data_size > INJECT_DATA_SIZE || q->result_size > INJECT_RESULT_SIZE) {
+                snprintf(why, why_size, "the call's data (%zu bytes) or result (%zu bytes) is larger than the block holds",
+                         q->data_size, q->result_size);
+                return -E2BIG;
+        }
+        /* The result area lies after the mailbox, never on the stack: once the thread's system
+         * call returns, it may write over its stack before memgov read it. */
+        if (q->result_size && (!q->mailbox_addr || q->mailbox_room < 16 + q->result_size)) {
+                snprintf(why, why_size, "no room for the call's result in process %d", (int) q->pid);
+                return -ENOSPC;
+        }
+        return 0;
+}
+
 int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size) {
         assert(q);
         assert(ret);
@@ -740,8 +749,13 @@ int inject_call(const InjectRequest *q, InjectReport *ret, char *why, size_t why
         pid_t skip[INJECT_MAX_THREADS];
         unsigned n = 0;
 
+        *ret = (InjectReport) {};
+        int r = check_request(q, why, why_size);
+        if (r < 0)
+                return r;
+
         for (;;) {
-                int r = inject_once(q, skip, n, ret, why, why_size);
+                r = inject_once(q, skip, n, ret, why, why_size);
                 ret->tried = n + 1;
                 /* Let go untouched, having left its system call as it was stopped: a thread that
                  * goes in and out of one (a reader's pread64) would be chosen again each time;

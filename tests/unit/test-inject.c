@@ -217,13 +217,16 @@ static void test_call_arguments_and_result(void **state) {
         assert_int_equal(rep.ret, strlen(in));
         assert_int_equal(rep.result[0], 0);
 
-        /* More data or result than the block and the area hold: refused, nothing held. */
+        /* More data or result than the block and the area hold: refused before any thread is
+         * chosen, so whatever the child's thread is doing at that moment. */
         q.result_size = INJECT_RESULT_SIZE + 1;
         assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), -E2BIG);
+        assert_int_equal(rep.tid, 0);
         q.result_size = 64;
         q.mailbox_room = 16 + 63;
         assert_int_equal(inject_call(&q, &rep, why, sizeof(why)), -ENOSPC);
         assert_non_null(strstr(why, "no room for the call's result"));
+        assert_int_equal(rep.tid, 0);
         assert_untouched(&c);
         finish(&c);
 }
