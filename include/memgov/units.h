@@ -23,6 +23,11 @@ int parse_decimal_scaled(const char *s, size_t len, uint64_t unit, uint64_t *ret
 
 /* 53687091200 -> "50G", 54975581388 -> "51.2G", SIZE_UNLIMITED -> "max" */
 const char *format_bytes(char buf[static FORMAT_BYTES_MAX], uint64_t bytes);
+/* A change FROM -> TO: both as format_bytes() writes them, else, where that reads the same for
+ * two values that differ, both in a smaller unit until they read apart: (1G, 1.01G) ->
+ * "1024M", "1034M". Returns A. */
+const char *format_bytes_change(char a[static FORMAT_BYTES_MAX], char b[static FORMAT_BYTES_MAX], uint64_t from,
+                                uint64_t to);
 /* Two largest components: 34800000000 -> "9h40m"; USEC_INFINITY -> "never" */
 const char *format_timespan(char buf[static FORMAT_TIMESPAN_MAX], usec_t t);
 /* Exact basis points: 8550 -> "85.5%" */

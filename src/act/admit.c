@@ -166,8 +166,7 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t max_conne
         strbuf_printf(detail, "; ended %u of the %u client(s) in, the newest first (#%" PRIu64 " to #%" PRIu64 "), "
                       "the oldest %" PRIu64 " kept%s; %s%s; RSS %s -> %s", ended, clients,
                       s[chosen[k - 1]].id, s[chosen[0]].id, keep, kept_what,
-                      r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "", format_bytes(a, rss_before),
-                      format_bytes(b, rss_after));
+                      r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "", format_bytes_change(a, b, rss_before, rss_after), b);
 }
 
 static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlConn *conn, const AdmitFacts *f,

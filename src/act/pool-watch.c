@@ -120,13 +120,12 @@ bool pool_watch(SqlConn *conn, pid_t pid, uint64_t starttime) {
                 now.shrinks_by_server++;
                 /* From here the server's own shrink and an administrator's SET GLOBAL look the same. */
                 log_notice("pool: the buffer pool shrank without memgov: %s -> %s, %s given back (%s; %s in all so far)",
-                           format_bytes(a, was.size), format_bytes(b, r.size), format_bytes(m, was.size - r.size),
+                           format_bytes_change(a, b, was.size, r.size), b, format_bytes(m, was.size - r.size),
                            now.server_shrinks ? "the server shrinks it on memory pressure, or an administrator did"
                                               : "an administrator, or the server itself",
                            format_bytes(t, now.shrunk_by_server));
         } else if (r.size > was.size)
-                log_info("pool: the buffer pool grew without memgov: %s -> %s", format_bytes(a, was.size),
-                         format_bytes(b, r.size));
+                log_info("pool: the buffer pool grew without memgov: %s -> %s", format_bytes_change(a, b, was.size, r.size), b);
 
         pthread_mutex_lock(&watched.lock);
         watched.info = now;

@@ -375,7 +375,7 @@ static int pool_plan(const Decision *d, const SqlConn *conn, const PoolFacts *f,
         else
                 snprintf(bound, sizeof(bound), "at most %s back of what memgov took", format_bytes(a, d->pool.grow_max));
         snprintf(pl->text, sizeof(pl->text), "innodb_buffer_pool_size %s -> %s (a step of %s of %s; %s)",
-                 format_bytes(a, current), format_bytes(b, pl->target), format_bp(pc, d->pool.step),
+                 format_bytes_change(a, b, current, pl->target), b, format_bp(pc, d->pool.step),
                  format_bytes(e, configured), bound);
         snprintf(pl->status_before, sizeof(pl->status_before), "%s", st->status);
         return 1;
@@ -536,12 +536,12 @@ static int pool_report(const ActionContext *c, const Decision *d, SqlConn *conn,
                 if (m->what) {
                         ret->has_freed = true;
                         ret->freed = m->before > m->after ? m->before - m->after : 0;
-                        strbuf_printf(&detail, "; %s %s -> %s, %s given back", m->what, format_bytes(a, m->before),
-                                      format_bytes(b, m->after), format_bytes(e, ret->freed));
+                        strbuf_printf(&detail, "; %s %s -> %s, %s given back", m->what, format_bytes_change(a, b, m->before, m->after),
+                                      b, format_bytes(e, ret->freed));
                 } else
                         strbuf_printf(&detail, "; what it gave back could not be measured (no cgroup, no RSS)");
         } else if (m->what)
-                strbuf_printf(&detail, "; %s %s -> %s", m->what, format_bytes(a, m->before), format_bytes(b, m->after));
+                strbuf_printf(&detail, "; %s %s -> %s", m->what, format_bytes_change(a, b, m->before, m->after), b);
         strbuf_printf(&detail, "%s", pl->own_note);
         return 0;
 }

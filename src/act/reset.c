@@ -152,7 +152,7 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
         ret->freed = rss_known && rss_before > rss_after ? rss_before - rss_after : 0;
         strbuf_printf(&detail, "; %u ended; %s%s", killed, r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "");
         if (rss_known)
-                strbuf_printf(&detail, "; RSS %s -> %s", format_bytes(m, rss_before), format_bytes(ti, rss_after));
+                strbuf_printf(&detail, "; RSS %s -> %s", format_bytes_change(m, ti, rss_before, rss_after), ti);
         else
                 strbuf_printf(&detail, "; RSS not measured (the server process is gone)");
         if (measured == SESSION_MEMORY_PARTIAL)

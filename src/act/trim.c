@@ -288,7 +288,7 @@ void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why
         if (r->method == TRIM_SQL) {
                 snprintf(buf, size, "%s memgov_trim() over SQL in %d: call %s, RSS %s -> %s, freed %s",
                          allocator_to_string(r->allocator), (int) pid,
-                         format_timespan(t2, r->duration), format_bytes(a, r->rss_before), format_bytes(b, r->rss_after),
+                         format_timespan(t2, r->duration), format_bytes_change(a, b, r->rss_before, r->rss_after), b,
                          format_bytes(c, r->freed));
                 return;
         }
@@ -300,8 +300,8 @@ void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why
         }
         snprintf(buf, size, "%s %s in thread %d of %d (blocked in %s): held %s, call %s, RSS %s -> %s, freed %s",
                  allocator_to_string(r->allocator), r->function, (int) r->inject.tid, (int) pid, r->inject.syscall_name,
-                 format_timespan(t1, r->inject.held), format_timespan(t2, r->duration), format_bytes(a, r->rss_before),
-                 format_bytes(b, r->rss_after), format_bytes(c, r->freed));
+                 format_timespan(t1, r->inject.held), format_timespan(t2, r->duration), format_bytes_change(a, b, r->rss_before, r->rss_after),
+                 b, format_bytes(c, r->freed));
 }
 
 json_object *trim_report_json(pid_t pid, const TrimReport *r, int error, const char *why, bool dry_run) {

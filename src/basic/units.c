@@ -262,9 +262,58 @@ uint64_t apply_bp(uint64_t value, uint32_t bp) {
         return v > UINT64_MAX ? UINT64_MAX : (uint64_t) v;
 }
 
+static const char byte_suffix[] = "KMGTPE";
+
+/* BYTES in the unit 1024^(I+1), at most one decimal: tenths, rounded half up, in 128 bits so the
+ * top unit cannot overflow. */
+static const char *format_bytes_in(char buf[static FORMAT_BYTES_MAX], uint64_t bytes, size_t i) {
+        uint64_t unit = 1024;
+        for (size_t j = 0; j < i; j++)
+                unit *= 1024;
+        uint64_t tenths = (uint64_t) (((unsigned __int128) bytes * 10 + unit / 2) / unit);
+        if (tenths >= 1000 || tenths % 10 == 0)
+                snprintf(buf, FORMAT_BYTES_MAX, "%" PRIu64 "%c", (tenths + 5) / 10, byte_suffix[i]);
+        else
+                snprintf(buf, FORMAT_BYTES_MAX, "%" PRIu64 ".%" PRIu64 "%c", tenths / 10, tenths % 10,
+                         byte_suffix[i]);
+        return buf;
+}
+
+/* The unit format_bytes() writes BYTES in (index into byte_suffix); BYTES >= 1024. */
+static size_t bytes_unit(uint64_t bytes) {
+        size_t i = 0;
+        uint64_t unit = 1024;
+        /* Up a unit when rounding reaches 1024 of this one ("1G", not "1024M"). */
+        while (i + 1 < STRLEN(byte_suffix) && (uint64_t) (((unsigned __int128) bytes * 10 + unit / 2) / unit) >= 10240) {
+                unit *= 1024;
+                i++;
+        }
+        return i;
+}
+
+const char *format_bytes_change(char a[static FORMAT_BYTES_MAX], char b[static FORMAT_BYTES_MAX], uint64_t from,
+                                uint64_t to) {
+        assert(a);
+        assert(b);
+        format_bytes(a, from);
+        format_bytes(b, to);
+        if (from == to || strcmp(a, b) != 0 || from == SIZE_UNLIMITED || to == SIZE_UNLIMITED)
+                return a;
+        /* Both in the same unit, a smaller one each time, until they read apart: "1G -> 1G" says
+         * nothing, "1024M -> 1038M" what changed. */
+        for (size_t i = bytes_unit(MAX(from, to)); i > 0; i--) {
+                format_bytes_in(a, from, i - 1);
+                format_bytes_in(b, to, i - 1);
+                if (strcmp(a, b) != 0)
+                        return a;
+        }
+        snprintf(a, FORMAT_BYTES_MAX, "%" PRIu64 "B", from);
+        snprintf(b, FORMAT_BYTES_MAX, "%" PRIu64 "B", to);
+        return a;
+}
+
 const char *format_bytes(char buf[static FORMAT_BYTES_MAX], uint64_t bytes) {
         assert(buf);
-        static const char suffix[] = "KMGTPE";
 
         if (bytes == SIZE_UNLIMITED) {
                 snprintf(buf, FORMAT_BYTES_MAX, "max");
@@ -274,25 +323,7 @@ const char *format_bytes(char buf[static FORMAT_BYTES_MAX], uint64_t bytes) {
                 snprintf(buf, FORMAT_BYTES_MAX, "%" PRIu64 "B", bytes);
                 return buf;
         }
-
-        size_t i = 0;
-        uint64_t unit = 1024;
-        uint64_t tenths;
-        for (;;) {
-                /* Tenths, rounded half up, in 128 bits so the top unit cannot overflow; move up a
-                 * unit when rounding reaches 1024 of this one ("1G", not "1024M"). */
-                tenths = (uint64_t) (((unsigned __int128) bytes * 10 + unit / 2) / unit);
-                if (tenths < 10240 || i + 1 >= STRLEN(suffix))
-                        break;
-                unit *= 1024;
-                i++;
-        }
-        if (tenths >= 1000 || tenths % 10 == 0)
-                snprintf(buf, FORMAT_BYTES_MAX, "%" PRIu64 "%c", (tenths + 5) / 10, suffix[i]);
-        else
-                snprintf(buf, FORMAT_BYTES_MAX, "%" PRIu64 ".%" PRIu64 "%c", tenths / 10, tenths % 10,
-                         suffix[i]);
-        return buf;
+        return format_bytes_in(buf, bytes, bytes_unit(bytes));
 }
 
 const char *format_timespan(char buf[static FORMAT_TIMESPAN_MAX], usec_t t) {

@@ -138,6 +138,10 @@ static void describe(Tick *k) {
                 snprintf(p, left, ", rising %s%s (the buffer pool %s of it, %s to fill), OOM in %s",
                          format_rate(r, tr->slope), over, format_rate(pr, k->pool_rate),
                          format_bytes(a, k->pool_room), format_timespan(t, k->eta));
+        else if (tr->slope > 0 && k->pool_rate > 0 && k->eta_too_far > 0)
+                snprintf(p, left, ", rising %s%s, the buffer pool filling (%s of it, %s to fill), too short a "
+                         "look for an OOM in %s", format_rate(r, tr->slope), over, format_rate(pr, k->pool_rate),
+                         format_bytes(a, k->pool_room), format_timespan(t, k->eta_too_far));
         else if (tr->slope > 0 && k->pool_rate > 0)
                 snprintf(p, left, ", rising %s%s, the buffer pool filling (%s of it, %s to fill)",
                          format_rate(r, tr->slope), over, format_rate(pr, k->pool_rate),

@@ -146,7 +146,7 @@ void measure_effects(Tick *k) {
                         double expected = (double) st->ws_before + MAX(st->slope_before, 0.0) * dt;
                         gain = (int64_t) llround(expected - (double) after);
                         snprintf(how, sizeof(how), "working set %s%s -> %s", e->opts.effects_assumed ? "went " : "",
-                                 format_bytes(x, st->ws_before), format_bytes(y, after));
+                                 format_bytes_change(x, y, st->ws_before, after), y);
                 }
                 st->pending = false;
                 st->last_gain = gain;

@@ -144,7 +144,7 @@ void high_out_of_the_way_of_pool(Tick *k) {
         Decision *d = emit_action(k, ACTION_SET_HIGH,
                                   "%s: memory.high %s -> %s (out of the way of the buffer pool's shrink: over "
                                   "memory.high, the server would be slow to carry it out)",
-                                  ctx(k), format_bytes(a, cur), format_bytes(b, want));
+                                  ctx(k), format_bytes_change(a, b, cur, want), b);
         note_high_set(k, d, cur, want);
 }
 
@@ -234,7 +234,7 @@ void limits_raise_for_admission(Tick *k) {
                 return; /* no room left above memory.max on this host */
         Decision *d = emit_action(k, ACTION_SET_MAX,
                                   "raise memory.max %s -> %s for %s while admission takes effect (%s)",
-                                  format_bytes(a, s->memory_max), format_bytes(b, raised),
+                                  format_bytes_change(a, b, s->memory_max, raised), b,
                                   format_timespan(t, p->admit_raise_for), bound);
         note_max_raised(k, d, s->memory_max, raised);
         e->limits.max_by_admit = true;
@@ -289,7 +289,7 @@ static void stop_raise_more(Tick *k) {
         Decision *d = emit_action(k, ACTION_SET_MAX,
                                   "raise memory.max %s -> %s: the stopping server's working set is %s (%s; %s of the budget "
                                   "over %s at most)",
-                                  format_bytes(a, e->limits.max_raised_to), format_bytes(b, raised),
+                                  format_bytes_change(a, b, e->limits.max_raised_to, raised), b,
                                   format_bytes(c, k->ws), bound, format_bp(t, p->max_raise_total),
                                   format_bytes(o, e->limits.max_original));
         if (d) {
@@ -397,7 +397,7 @@ unsigned limits_leave(const Engine *e, const char *why, Decision *ret, unsigned 
                         ret[n] = (Decision) { .kind = DECISION_ACTION, .action = ACTION_SET_HIGH, .level = e->level, .value = back,
                                               .old_value = e->limits.high_set };
                         snprintf(ret[n].reason, sizeof(ret[n].reason), "%s: memory.high %s -> %s (%s)", why,
-                                 format_bytes(a, e->limits.high_set), format_bytes(b, back),
+                                 format_bytes_change(a, b, e->limits.high_set, back), b,
                                  e->limits.ceiling_known ? "the value set by someone else" : "as it was found");
                         n++;
                 }
@@ -438,7 +438,7 @@ bool limits_before_stop(Tick *k, const char **ret_note) {
                 uint64_t raised = raise_within_host(k, from, raise, &bound);
                 if (raised > from) {
                         Decision *d = emit_action(k, ACTION_SET_MAX, "raise memory.max %s -> %s while the server stops (%s)",
-                                                  format_bytes(a, from), format_bytes(b, raised), bound);
+                                                  format_bytes_change(a, b, from, raised), b, bound);
                         note_max_raised(k, d, from, raised);
                 } else if (raise > 0)
                         *ret_note = ", memory.max not raised: no room above it on this host (budget.host-reserve)";

@@ -218,7 +218,7 @@ static void throttle_after(Tick *k) {
         next = page_round(e, next);
         if (!why || next == cur)
                 return;
-        high_set(k, cur, next, "%s: memory.high %s -> %s (%s)", ctx(k), format_bytes(a, cur), format_bytes(b, next), why);
+        high_set(k, cur, next, "%s: memory.high %s -> %s (%s)", ctx(k), format_bytes_change(a, b, cur, next), b, why);
 }
 
 const Rung rung_throttle = {

@@ -206,7 +206,7 @@ void observe_startup(Tick *k) {
         emit_code(k, DECISION_EVENT, EVENT_SERVER_READY,
                   "the server accepts clients now%s: what it took while starting (working set %s -> %s) is not "
                   "growth, the trend starts over",
-                  t, format_bytes(a, e->starting_ws), format_bytes(b, k->ws));
+                  t, format_bytes_change(a, b, e->starting_ws, k->ws), b);
 }
 
 /* Said once a startup, when the signals call for a rung. */

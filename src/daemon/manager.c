@@ -563,7 +563,7 @@ static void put_back_limits(Manager *m) {
                 }
                 if (m->opts.dry_run) {
                         log_notice("%s of %s left at %s by the memgov before (it found %s): a dry run puts nothing back",
-                                   file, m->target.description, format_bytes(a, now), format_bytes(b, rec.found));
+                                   file, m->target.description, format_bytes_change(a, b, now, rec.found), b);
                         continue;
                 }
                 if (k == CHANGE_MEMORY_MAX && rec.found != SIZE_UNLIMITED &&
@@ -571,7 +571,7 @@ static void put_back_limits(Manager *m) {
                         if (!m->max_put_back_said)
                                 log_notice("memory.max of %s left raised at %s by the memgov before: put back to %s once "
                                            "the server uses less (it uses %s)", m->target.description,
-                                           format_bytes(a, now), format_bytes(b, rec.found), format_bytes(c, used));
+                                           format_bytes_change(a, b, now, rec.found), b, format_bytes(c, used));
                         m->max_put_back_said = true;
                         later = true;
                         continue;
@@ -579,7 +579,7 @@ static void put_back_limits(Manager *m) {
                 Decision d = { .kind = DECISION_ACTION, .action = k == CHANGE_MEMORY_HIGH ? ACTION_SET_HIGH : ACTION_SET_MAX,
                                .value = rec.found, .old_value = now };
                 snprintf(d.reason, sizeof(d.reason), "put %s back %s -> %s as the memgov before found it (it stopped "
-                         "without putting it back)", file, format_bytes(a, now), format_bytes(b, rec.found));
+                         "without putting it back)", file, format_bytes_change(a, b, now, rec.found), b);
                 ActionTarget t;
                 ActionResult res = {};
                 action_target_from(&t, &m->target);

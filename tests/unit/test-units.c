@@ -111,6 +111,36 @@ static void test_format_bytes(void **state) {
         assert_string_equal(format_bytes(b, SIZE_UNLIMITED - 1), "16E");
 }
 
+static void test_format_bytes_change(void **state) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+
+        /* Apart as they are: as format_bytes() writes them. */
+        format_bytes_change(a, b, 993ULL << 20, 983ULL << 20);
+        assert_string_equal(a, "993M");
+        assert_string_equal(b, "983M");
+        format_bytes_change(a, b, 1ULL << 30, SIZE_UNLIMITED);
+        assert_string_equal(a, "1G");
+        assert_string_equal(b, "max");
+        /* The same value: the same text. */
+        format_bytes_change(a, b, 1ULL << 30, 1ULL << 30);
+        assert_string_equal(a, "1G");
+        assert_string_equal(b, "1G");
+        /* Read the same in G: in M. A raise of 14M of 1G, and 1% of a 2G budget. */
+        format_bytes_change(a, b, 1ULL << 30, (1ULL << 30) + (14ULL << 20));
+        assert_string_equal(a, "1024M");
+        assert_string_equal(b, "1038M");
+        format_bytes_change(a, b, 1946ULL << 20, 1926ULL << 20);
+        assert_string_equal(a, "1946M");
+        assert_string_equal(b, "1926M");
+        /* Down to K, then bytes. */
+        format_bytes_change(a, b, 500ULL << 20, (500ULL << 20) + (300ULL << 10));
+        assert_string_equal(a, "512000K");
+        assert_string_equal(b, "512300K");
+        format_bytes_change(a, b, 5000, 5001);
+        assert_string_equal(a, "5000B");
+        assert_string_equal(b, "5001B");
+}
+
 static void test_format_timespan(void **state) {
         char t[FORMAT_TIMESPAN_MAX];
 
@@ -261,7 +291,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_timespan),
                 cmocka_unit_test(test_parse_percent),  cmocka_unit_test(test_parse_bool_uint),
-                cmocka_unit_test(test_format_bytes),   cmocka_unit_test(test_format_timespan),
+                cmocka_unit_test(test_format_bytes), cmocka_unit_test(test_format_bytes_change),   cmocka_unit_test(test_format_timespan),
                 cmocka_unit_test(test_format_misc),    cmocka_unit_test(test_civil),
                 cmocka_unit_test(test_ratio_apply_bp), cmocka_unit_test(test_edit_distance),
                 cmocka_unit_test(test_strbuf),         cmocka_unit_test(test_path_below), cmocka_unit_test(test_parse_decimal_u64),
