@@ -32,6 +32,10 @@ typedef struct EventSet {
 typedef struct Bucket {
         unsigned long n; /* samples */
         usec_t t_first, t_last;
+        /* The intervals around the bucket's ends (0: no sample on that side yet): the line breaks
+         * between two buckets only where the interval between them is long beside these. */
+        usec_t dt_after_first; /* from its first sample to the next */
+        usec_t dt_before_last; /* to its last sample from the one before */
         Track track[_PLOT_SERIES_MAX];
         EventSet ev;
         usec_t event_t; /* the first event's time */
@@ -60,6 +64,7 @@ struct Plot {
         unsigned n_buckets; /* in use */
         Bucket *b;          /* PLOT_BUCKETS of them */
         unsigned long samples;
+        unsigned last_bucket; /* the last sample's */
         PlotPoint last;
 
         Threshold threshold[PLOT_MAX_THRESHOLDS];
@@ -191,6 +196,8 @@ static Bucket bucket_merge(const Bucket *a, const Bucket *b) {
         r.n = a->n + b->n;
         r.t_first = a->n > 0 ? a->t_first : b->t_first;
         r.t_last = b->n > 0 ? b->t_last : a->t_last;
+        r.dt_after_first = a->n > 0 ? a->dt_after_first : b->dt_after_first;
+        r.dt_before_last = b->n > 0 ? b->dt_before_last : a->dt_before_last;
         for (unsigned s = 0; s < _PLOT_SERIES_MAX; s++)
                 r.track[s] = track_merge(&a->track[s], &b->track[s]);
         r.ev = a->ev;
@@ -209,6 +216,7 @@ static void plot_compact(Plot *p) {
         for (unsigned i = PLOT_BUCKETS / 2; i < PLOT_BUCKETS; i++)
                 bucket_init(&p->b[i]);
         p->n_buckets = (p->n_buckets + 1) / 2;
+        p->last_bucket /= 2;
         p->len *= 2;
 }
 
@@ -234,11 +242,17 @@ int plot_add_sample(Plot *p, const PlotPoint *pt) {
                 p->utc_offset = pt->utc_offset;
         }
 
+        usec_t dt = p->samples > 0 ? pt->t - p->last.t : 0;
         Bucket *b = plot_bucket(p, pt->t);
+        Bucket *before = &p->b[p->last_bucket];
+        if (p->samples > 0 && before->n == 1 && before->dt_after_first == 0)
+                before->dt_after_first = dt;
         if (b->n == 0)
                 b->t_first = pt->t;
         b->t_last = pt->t;
+        b->dt_before_last = dt;
         b->n++;
+        p->last_bucket = (unsigned) (b - p->b);
         /* SIZE_UNKNOWN, SIZE_UNLIMITED and USEC_INFINITY are one value: nothing to draw. */
         for (unsigned s = 0; s < _PLOT_SERIES_MAX; s++)
                 track_add(&b->track[s], pt->value[s]);
@@ -323,8 +337,21 @@ typedef struct Render {
         bool gib;              /* its labels in GiB, else MiB */
         double eta_lo, eta_hi; /* log10 of the time-left axis' ends, in seconds */
         bool have_eta;
-        double gap; /* longer than this between samples: the lines break */
+        double gap; /* longer than this between samples: the lines break (apart()) */
 } Render;
+
+/* A hole in the trace between buckets A and B, the lines broken there: an interval wide enough
+ * to see (a hundredth of the time axis) and five times the ones beside it, else (no interval
+ * beside it) five times the trace's mean. Beside it, not the mean: the daemon samples every 5 s
+ * while calm and in bursts many times a second under pressure, so that a storm's samples would
+ * make the calm ones look apart, and a burst's pauses of a second would break its own lines. */
+static bool apart(const Render *r, const Bucket *a, const Bucket *b) {
+        usec_t around = MAX(a->dt_before_last, b->dt_after_first);
+        double dt = (double) (b->t_first - a->t_last);
+        if (dt <= (double) r->span / 100.0)
+                return false;
+        return around > 0 ? dt > 5.0 * (double) around : dt > r->gap;
+}
 
 static void set_rgb(cairo_t *cr, uint32_t rgb) {
         cairo_set_source_rgb(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0, (rgb & 0xff) / 255.0);
@@ -612,7 +639,7 @@ static void draw_series(const Render *r, PlotSeries s) {
         const Plot *p = r->p;
         cairo_t *cr = r->cr;
         bool open = false;
-        usec_t prev_t = 0;
+        const Bucket *prev = NULL;
 
         cairo_save(cr);
         if (s == PLOT_ETA)
@@ -639,7 +666,7 @@ static void draw_series(const Render *r, PlotSeries s) {
                         open = false;
                         continue;
                 }
-                if (open && (k->gap_before || (double) (b->t_first - prev_t) > r->gap))
+                if (open && (k->gap_before || apart(r, prev, b)))
                         open = false;
                 double x0 = x_of(r, b->t_first), x1 = x_of(r, b->t_last), xm = (x0 + x1) / 2;
                 if (open)
@@ -654,7 +681,7 @@ static void draw_series(const Render *r, PlotSeries s) {
                 if (b->n == 1 && x0 == x1 && !open)
                         cairo_line_to(cr, x1 + 1, y_of(r, s, k->last)); /* a lone point still shows */
                 open = !k->gap_after;
-                prev_t = b->t_last;
+                prev = b;
         }
         cairo_stroke(cr);
         cairo_restore(cr);
@@ -691,8 +718,7 @@ static void draw_parts(const Render *r, ExplainPart part) {
                 const Bucket *b = i < p->n_buckets ? &p->b[i] : NULL;
                 if (b && b->n == 0)
                         continue;
-                bool joins = b && b->has_parts &&
-                             (n == 0 || (double) (b->t_first - p->b[run[n - 1]].t_last) <= r->gap);
+                bool joins = b && b->has_parts && (n == 0 || !apart(r, &p->b[run[n - 1]], b));
                 if (!joins && n > 0) {
                         cairo_new_path(cr);
                         for (unsigned k = 0; k < n; k++) {

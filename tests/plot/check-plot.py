@@ -12,7 +12,10 @@ that was not); the SVG is well-formed and strokes the same series and markers. T
 read from plot.h. Then: replay --plot prints what replay prints and draws the same PNG, a
 dry-run policy draws dashed markers, and the errors (unknown extension, unwritable file, a trace
 that fails) exit non-zero with a message and leave no file behind. A trace with memgov explain's
-figures has its parts filled along the time axis; the others have no pixel of them. Standard
+figures has its parts filled where they are a pixel high or more; the others have no pixel of
+them. A marker under one of a higher rank in the same column shows in the legend only. The
+working set's line is unbroken on every golden trace (the daemon's own trace samples every 5 s
+while calm and in bursts under pressure), and broken at a synthetic trace's hole only. Standard
 library only."""
 import json
 import os
@@ -53,6 +56,9 @@ PARTS = ["PART_POOL", "PART_SESSIONS", "PART_ALLOCATOR_FREE"]
 # (read_actions).
 ACTIONS = {}
 EVENTS = []
+# Where markers share a pixel column, the one of the highest chart_rank shows (the OOM kill's
+# above all).
+RANKS = {"EVENT_OOM_KILL": 1 << 30}
 
 
 def read_actions(action_c):
@@ -74,6 +80,9 @@ def read_colours(plot_h, action_c):
         c = re.search(r"\.chart_rgb = 0x([0-9a-fA-F]{6})\b", m.group(2))
         if m.group(1) in ACTIONS and c:
             colours[ACTIONS[m.group(1)]] = int(c.group(1), 16)
+        rank = re.search(r"\.chart_rank = (\d+)", m.group(2))
+        if m.group(1) in ACTIONS and rank:
+            RANKS[ACTIONS[m.group(1)]] = int(rank.group(1))
     for name in SERIES + EVENTS + PARTS:
         if not check(name in colours, f"plot.h or the registry of actions defines the colour of {name}"):
             sys.exit(1)
@@ -113,6 +122,17 @@ def longest_run(ys):
         best = max(best, run_len)
         prev = y
     return best
+
+
+def gaps(img, rgb):
+    """The runs of columns without a series' pixel between its first and last in the panels
+    (below the legend, which ends above y 100), widest first."""
+    xs = sorted(x for x, ys in img.columns_with(rgb_tuple(rgb)).items() if any(y > 100 for y in ys))
+    return sorted((b - a - 1 for a, b in zip(xs, xs[1:]) if b - a > 1), reverse=True)
+
+
+def widest_gap(img, rgb):
+    return (gaps(img, rgb) or [0])[0]
 
 
 def paeth(a, b, c):
@@ -239,21 +259,44 @@ def expectations(memgov, args, cwd, trace):
         return None
     doc = json.loads(r.stdout)
     events = set()
+    times = {}
     eta = False
     for d in doc["decisions"]:
-        if d["kind"] in JSON_KIND_TO_EVENT:
-            events.add(JSON_KIND_TO_EVENT[d["kind"]])
+        kind = JSON_KIND_TO_EVENT.get(d["kind"])
         if d["kind"] == "event" and "OOM killer" in d["reason"]:
-            events.add("EVENT_OOM_KILL")
+            kind = "EVENT_OOM_KILL"
+        if kind:
+            events.add(kind)
+            times.setdefault(kind, []).append(d["time"]["mono_us"])
         if d.get("eta_s") is not None:
             eta = True
+    # A kind's vertical marker shows where no marker of a higher rank shares its pixel column
+    # (a pixel either way, of the time axis' 1170 or so).
+    near = max(doc["summary"]["duration_us"], 60_000_000) / 1170
+    shown = {k for k in events
+             if any(all(abs(t - u) > near for h in events if RANKS.get(h, 0) > RANKS.get(k, 0)
+                        for u in times.get(h, []))
+                    for t in times.get(k, []))}
     with open(os.path.join(cwd, trace)) as f:
-        header = next(line for line in f if line.strip() and not line.startswith("#"))
-    cgroup = "memory_current" in header.split(",")
+        lines = [line for line in f if line.strip() and not line.startswith("#")]
+    columns = lines[0].strip().split(",")
+    cgroup = "memory_current" in columns
     series = {"WORKING_SET", "BUDGET"} | ({"MEMORY_CURRENT", "MEMORY_HIGH", "MEMORY_MAX"} if cgroup else set())
-    # memgov explain's parts: stacked under memory.current in a trace with its figures.
-    parts = "allocator_retention" in doc["summary"]
-    return {"events": events, "series": series, "eta": eta, "parts": parts}
+    # memgov explain's parts: stacked under memory.current in a trace with its figures, as wide as
+    # the figures a part has that are a pixel high or more: along the time axis where they all
+    # are, somewhere where some are.
+    parts = {}
+    if "allocator_retention" in doc["summary"]:
+        column_of = {"PART_POOL": "server_pool", "PART_SESSIONS": "server_sessions",
+                     "PART_ALLOCATOR_FREE": "allocator_free"}
+        rows = [dict(zip(columns, line.strip().split(","))) for line in lines[1:]]
+        top = max(int(r["memory_current"]) for r in rows if r.get("memory_current", "").isdigit())
+        pixel = top / 400  # the memory panel is 430 px high, its axis a little above the top
+        for part, col in column_of.items():
+            values = [int(r[col]) for r in rows if r.get(col, "").isdigit()]
+            high = [v for v in values if v >= 2 * pixel]
+            parts[part] = "along" if values and len(high) == len(values) else "some" if high else "none"
+    return {"events": events, "shown": shown, "series": series, "eta": eta, "parts": parts}
 
 
 # ---- the checks -------------------------------------------------------------------------------
@@ -274,21 +317,31 @@ def check_png(path, what, colours, exp):
             check(len(cols) >= 250, f"{what}: {name} drawn along the time axis ({len(cols)} columns)")
         else:
             check(len(cols) == 0, f"{what}: no {name} pixel (the trace has none; found {len(cols)} columns)")
+    # None of the golden traces has a hole: the working set's line is unbroken, whatever the
+    # cadence (a daemon's trace: every 5 s while calm, bursts many times a second under pressure).
+    gap = widest_gap(img, colours["WORKING_SET"])
+    check(gap == 0, f"{what}: the working set's line unbroken (widest gap {gap} px)")
     for name in EVENTS:
         cols = img.columns_with(rgb_tuple(colours[name]))
-        if name in exp["events"]:
-            run_len = max((longest_run(ys) for ys in cols.values()), default=0)
+        run_len = max((longest_run(ys) for ys in cols.values()), default=0)
+        if name in exp["shown"]:
             # The legend's swatch is 14 px high; a marker crosses both panels, but lines drawn
             # over it (a working set dropping at an OOM kill) cut it.
             check(run_len >= 50, f"{what}: a vertical {name} marker (longest run {run_len} px)")
+        elif name in exp["events"]:
+            # Under a marker of a higher rank each time: its legend swatch only.
+            check(len(cols) > 0, f"{what}: {name} in the legend")
         else:
             check(len(cols) == 0, f"{what}: no {name} pixel (no such action; found {len(cols)} columns)")
     for name in PARTS:
         cols = img.columns_with(rgb_tuple(colours[name]))
-        if exp["parts"]:
+        where = exp["parts"].get(name)
+        if where == "along":
             # A band along the time axis (the legend's swatch is 10 px wide).
             check(len(cols) >= 250, f"{what}: {name} filled along the time axis ({len(cols)} columns)")
-        else:
+        elif where == "some":
+            check(len(cols) > 20, f"{what}: {name} filled where it is a pixel high ({len(cols)} columns)")
+        elif where is None:
             check(len(cols) == 0, f"{what}: no {name} pixel (the trace has no explain figures; found {len(cols)})")
 
 
@@ -415,6 +468,26 @@ def main():
                 cols = img.columns_with(rgb)
                 run_len = max((longest_run(ys) for ys in cols.values()), default=0)
                 check(run_len >= 50, f"dry.png: the OOM kill, observed, stays solid ({run_len} px)")
+
+        # Holes: a plain log every 5 s for 25 minutes with 10 minutes missing after the first 5,
+        # and a burst of samples 5 times a second for a minute: the line breaks at the hole (two
+        # fifths of the time axis: 470 px or so), nowhere else.
+        log = os.path.join(tmp, "holes.csv")
+        with open(log, "w") as f:
+            f.write("Timestamp, RSS_MB\n")
+            t = 0.0
+            while t <= 1500:
+                if not 300 < t < 900:
+                    f.write(f"{t:.1f}, {2000 + t / 10:.0f}\n")
+                t += 0.2 if 1000 <= t < 1060 else 5
+        holes_png = os.path.join(tmp, "holes.png")
+        r = run(memgov, ["plot", "--budget", "4G", "-o", holes_png, log], tmp)
+        if check(r.returncode == 0 and os.path.exists(holes_png), f"plot holes.csv exits 0 ({r.stderr})"):
+            img = decode_png(holes_png, "holes.png")
+            if img:
+                found = gaps(img, colours["WORKING_SET"])
+                check(len(found) >= 1 and 440 <= found[0] <= 500 and all(g <= 3 for g in found[1:]),
+                      f"holes.png: the working set's line broken at the hole only (gaps {found[:4]} px)")
 
         # Errors.
         for verb_args in (["plot", "-o", os.path.join(tmp, "chart.jpg")],
