@@ -71,6 +71,7 @@ struct Engine {
         usec_t prev_mono;
         pid_t prev_pid;
         usec_t prev_uptime;
+        usec_t prev_uptime_mono; /* the sample prev_uptime came with */
         unsigned prev_has;
         MemoryEvents prev_events;
 

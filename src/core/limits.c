@@ -420,6 +420,11 @@ bool limits_before_stop(Tick *k, const char **ret_note) {
 
         *ret_note = "";
         bool raise_wanted = p->max_raise > 0 && limits_writable(s) && s->memory_max != SIZE_UNLIMITED && !e->limits.max_raised;
+        /* Not within the backoff of a write of memory.max that failed: the restart goes on without. */
+        if (raise_wanted && e->act[ACTION_SET_MAX].spent) {
+                *ret_note = ", memory.max not raised: its last write failed, not tried again before its backoff is over";
+                raise_wanted = false;
+        }
         /* The raise waits for a write of memory.max under way (a restore of admission's raise, or
          * a retry of one that failed), and the restart with it: the restart would wait for it all
          * the same (its thread starts after the limits decided before it), and the sample shows

@@ -324,8 +324,10 @@ void remember(Engine *e, const Sample *s) {
         e->prev_has = s->has;
         if (s->has & SAMPLE_HAS_PROCESS)
                 e->prev_pid = s->pid;
-        if (s->has & SAMPLE_HAS_UPTIME)
+        if (s->has & SAMPLE_HAS_UPTIME) {
                 e->prev_uptime = s->uptime;
+                e->prev_uptime_mono = s->mono;
+        }
         if (s->has & SAMPLE_HAS_EVENTS)
                 e->prev_events = s->events;
 }

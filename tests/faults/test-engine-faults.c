@@ -28,8 +28,8 @@
  *     process);
  *   - live, memory.max is put back after a restart (the run ends with the value it began with);
  *   - restarts: at most restart.max-per-day in any 24 h, never while the server is up for less
- *     than restart.min-uptime (the trace's own uptime, not what the engine saw), inside the
- *     windows unless an emergency;
+ *     than restart.min-uptime (the trace's own uptime, not what the engine saw) unless in an
+ *     emergency at restart.at, inside the windows unless an emergency;
  *   - no stuck level: once the engine's own working set share is below every enabled step's
  *     threshold minus governor.hysteresis, and its ETA above every enabled step's ETA plus
  *     governor.eta-hysteresis ("calm"), the level never rises, and it is back to normal at the
@@ -149,6 +149,15 @@ static bool trace_load(const char *dir, const char *name, Trace *ret) {
                 return false;
         }
         ret->n_trace = ret->n;
+        /* Recorded while a memgov acted: its memory.high and memory.max after the first sample are
+         * that memgov's writes, not the world's. Every run starts from what it found, and sees
+         * only its own writes (live) or none (dry run). */
+        if (reader.acting)
+                for (size_t i = 1; i < ret->n; i++)
+                        if ((ret->s[i].has & SAMPLE_HAS_CGROUP) && (ret->s[0].has & SAMPLE_HAS_CGROUP)) {
+                                ret->s[i].memory_high = ret->s[0].memory_high;
+                                ret->s[i].memory_max = ret->s[0].memory_max;
+                        }
         /* A plain log with nothing to take a budget from and none given: a budget a little above
          * the largest working set, so that the ladder has something to climb. */
         if (!ret->budget && !(ret->has & (SAMPLE_HAS_CGROUP | SAMPLE_HAS_HOST)))
@@ -494,7 +503,11 @@ static bool run(Scenario *sc, const Fault *f) {
                                                          within, p->restart_max_per_day);
                                         if (n_restarts < ELEMENTSOF(restarts))
                                                 restarts[n_restarts++] = c;
-                                        if (true_uptime && uptime < p->restart_min_uptime)
+                                        /* Only a server already at restart.at in an emergency is
+                                         * restarted young: the kernel would restart it anyway. */
+                                        bool due = d->emergency && p->step[LEVEL_RESTART].at > 0 &&
+                                                   out.ws_bp >= p->step[LEVEL_RESTART].at;
+                                        if (true_uptime && uptime < p->restart_min_uptime && !due)
                                                 violated(sc, "tick %zu: restart of a server up for %s (min-uptime %s)", i,
                                                          format_timespan(tb, uptime),
                                                          format_timespan((char[FORMAT_TIMESPAN_MAX]) {},

@@ -322,6 +322,19 @@ static void test_restart_guard_rails(void **state) {
         check_invariants(sim);
         sim_free(sim);
 
+        /* ...also while the process cannot be read for a moment: no older than when it was
+         * last seen (fault injection on a real trace restarted a server up 3m32s). */
+        sim = sim_new(true);
+        sim->s.uptime = 10 * USEC_PER_MINUTE;
+        sim_run(sim, 5 * SEC, SEC);
+        sim->s.has &= ~(SAMPLE_HAS_PROCESS | SAMPLE_HAS_UPTIME);
+        ramp_to_restart(sim);
+        expect(count(sim, T_RESTART, 0) == 0);
+        const Decision *young = find_code(sim, T_HOLD, HOLD_MIN_UPTIME, 0);
+        expect(young && strstr(young->reason, "up for 10m"));
+        check_invariants(sim);
+        sim_free(sim);
+
         /* A young server at restart.at still climbing, the OOM killer minutes away (a server
          * just back from an OOM kill): min-uptime does not hold the graceful restart back... */
         sim = sim_new(true);
@@ -424,6 +437,30 @@ static void test_live_restart_timeout(void **state) {
         sim_free(sim);
 }
 
+/* A write of memory.max that failed (admission's raise) holds every write of it until its backoff
+ * is over: a restart meanwhile goes on without its raise, and says so. */
+static void test_restart_within_max_backoff(void **state) {
+        Sim *sim = sim_new(false);
+        storm(sim, 20, 1);
+        const Decision *m = find(sim, T_SET_MAX, 0);
+        expect(m);
+        ActionResult r = { .error = -EPERM };
+        action_feedback_add(&sim->fb, m, &r);
+        sim->s.memory_max = BUDGET; /* not written */
+        usec_t failed = sim->now;
+        unsigned mark = sim->n;
+        set_ws(sim, 9 * GB + 700 * MB);
+        const Decision *restart = NULL;
+        while (!restart && sim->now - failed < 4 * sim->p.settle) {
+                sim_tick(sim, SEC);
+                restart = find(sim, T_RESTART, mark);
+        }
+        expect(find_text(sim, T_EFFECT, "memory.max failed: not tried again", mark));
+        expect(restart && strstr(restart->reason, "memory.max not raised: its last write failed"));
+        expect(!find(sim, T_SET_MAX, mark));
+        sim_free(sim);
+}
+
 /* A restart decided while admission's raise is being put back (the write not landed, the sample
  * still raised): the stop's raise starts from memory.max as it was, and goes back to it. */
 static void test_restart_raise_beside_a_restore_in_flight(void **state) {
@@ -497,6 +534,7 @@ int main(void) {
                 cmocka_unit_test(test_restart_windows_and_emergency),
                 cmocka_unit_test(test_live_restart_timeout),
                 cmocka_unit_test(test_restart_raise_beside_a_restore_in_flight),
+                cmocka_unit_test(test_restart_within_max_backoff),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
