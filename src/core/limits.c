@@ -240,13 +240,14 @@ void limits_raise_for_admission(Tick *k) {
         e->limits.max_by_admit = true;
 }
 
-/* The raise for admission lasts admit.raise-for. */
+/* The raise for admission lasts admit.raise-for; a write of memory.max that failed (this restore,
+ * or one after a restart) is not tried again before its backoff is over. */
 static void admit_max_back(Tick *k) {
         Engine *e = k->e;
         char t[FORMAT_TIMESPAN_MAX];
 
         if (!e->limits.max_raised || !e->limits.max_by_admit || restart_pending(e) || k->now - e->limits.max_raised_at < k->p->admit_raise_for ||
-            max_write_outstanding(k))
+            e->act[ACTION_SET_MAX].spent || max_write_outstanding(k))
                 return;
         char why[64];
         snprintf(why, sizeof(why), " (admit.raise-for %s is over)", format_timespan(t, k->p->admit_raise_for));
@@ -371,8 +372,9 @@ void limits_new_process(Tick *k) {
 }
 
 void limits_restart_ended(Tick *k) {
-        /* A raise again still under way: put back once it is done (retry_max_restore). */
-        if (k->e->limits.max_raised && !max_write_outstanding(k))
+        /* A raise again still under way, or one that failed and is within its backoff: put back
+         * once it is done, or over (retry_max_restore). */
+        if (k->e->limits.max_raised && !k->e->act[ACTION_SET_MAX].spent && !max_write_outstanding(k))
                 restore_max(k, "");
 }
 

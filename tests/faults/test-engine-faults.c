@@ -360,7 +360,8 @@ static bool run(Scenario *sc, const Fault *f) {
 
         for (size_t i = 0; i < t->n && !sc->violation[0]; i++) {
                 Sample s = t->s[i];
-                s.failed = s.reported = s.pending = 0;
+                /* What the recording memgov's actions reported is not this run's: its own come below. */
+                s.failed = s.reported = s.pending = s.not_done = s.found_nothing = s.found_fewer = 0;
                 memset(s.freed, 0, sizeof(s.freed));
                 if (!sc->simulate) {
                         if ((s.has & SAMPLE_HAS_CGROUP) && ov_high)
