@@ -736,10 +736,13 @@ int main(int argc, char **argv) {
         DIR *d = opendir(dir);
         struct dirent *de;
         assert_non_null(d);
-        while ((de = readdir(d)) && n_names < ELEMENTSOF(names)) {
+        while ((de = readdir(d))) {
                 size_t l = strlen(de->d_name);
-                if (l > 4 && (streq(de->d_name + l - 4, ".csv") || streq(de->d_name + l - 4, ".tsv")))
+                if (l > 4 && (streq(de->d_name + l - 4, ".csv") || streq(de->d_name + l - 4, ".tsv"))) {
+                        if (n_names == ELEMENTSOF(names))
+                                fail_msg("more than %zu traces in %s: make room for them here", ELEMENTSOF(names), dir);
                         names[n_names++] = strdup(de->d_name);
+                }
         }
         closedir(d);
         qsort(names, n_names, sizeof(char *), cmp_str);
