@@ -3,10 +3,8 @@
  * buffer pool's step down and the restart's stop need it out of their way; the restart and
  * admission raise memory.max for a while, and it is put back. What memgov set, what it found,
  * and what to put back when it stops are kept here. */
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "engine-internal.h"
 
@@ -66,14 +64,9 @@ static void resync_high(Tick *k) {
          * memory.high in between (high_held), or its next step would hide the value it is to judge. */
         if (++e->limits.high_mismatch < 2)
                 return;
-        format_bytes(a, s->memory_high);
-        format_bytes(b, e->limits.high_set);
-        if (streq(a, b)) { /* close enough to print alike: say it exactly */
-                snprintf(a, sizeof(a), "%" PRIu64, s->memory_high);
-                snprintf(b, sizeof(b), "%" PRIu64, e->limits.high_set);
-        }
+        format_bytes_change(a, b, e->limits.high_set, s->memory_high);
         emit_code(k, DECISION_EVENT, EVENT_HIGH_ADOPTED, "memory.high is %s, not the %s memgov set: changed by someone else, adopted "
-             "as the calm value", a, b);
+             "as the calm value", b, a);
         e->limits.high_ceiling = s->memory_high;
         e->limits.ceiling_known = true;
         e->limits.high_set = s->memory_high;

@@ -111,34 +111,27 @@ static void test_format_bytes(void **state) {
         assert_string_equal(format_bytes(b, SIZE_UNLIMITED - 1), "16E");
 }
 
-static void test_format_bytes_change(void **state) {
-        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+/* format_bytes_change(FROM, TO) writes A and B. */
+static void expect_change(uint64_t from, uint64_t to, const char *a, const char *b) {
+        char x[FORMAT_BYTES_MAX], y[FORMAT_BYTES_MAX];
 
+        format_bytes_change(x, y, from, to);
+        assert_string_equal(x, a);
+        assert_string_equal(y, b);
+}
+
+static void test_format_bytes_change(void **state) {
         /* Apart as they are: as format_bytes() writes them. */
-        format_bytes_change(a, b, 993ULL << 20, 983ULL << 20);
-        assert_string_equal(a, "993M");
-        assert_string_equal(b, "983M");
-        format_bytes_change(a, b, 1ULL << 30, SIZE_UNLIMITED);
-        assert_string_equal(a, "1G");
-        assert_string_equal(b, "max");
+        expect_change(993ULL << 20, 983ULL << 20, "993M", "983M");
+        expect_change(1ULL << 30, SIZE_UNLIMITED, "1G", "max");
         /* The same value: the same text. */
-        format_bytes_change(a, b, 1ULL << 30, 1ULL << 30);
-        assert_string_equal(a, "1G");
-        assert_string_equal(b, "1G");
+        expect_change(1ULL << 30, 1ULL << 30, "1G", "1G");
         /* Read the same in G: in M. A raise of 14M of 1G, and 1% of a 2G budget. */
-        format_bytes_change(a, b, 1ULL << 30, (1ULL << 30) + (14ULL << 20));
-        assert_string_equal(a, "1024M");
-        assert_string_equal(b, "1038M");
-        format_bytes_change(a, b, 1946ULL << 20, 1926ULL << 20);
-        assert_string_equal(a, "1946M");
-        assert_string_equal(b, "1926M");
+        expect_change(1ULL << 30, (1ULL << 30) + (14ULL << 20), "1024M", "1038M");
+        expect_change(1946ULL << 20, 1926ULL << 20, "1946M", "1926M");
         /* Down to K, then bytes. */
-        format_bytes_change(a, b, 500ULL << 20, (500ULL << 20) + (300ULL << 10));
-        assert_string_equal(a, "512000K");
-        assert_string_equal(b, "512300K");
-        format_bytes_change(a, b, 5000, 5001);
-        assert_string_equal(a, "5000B");
-        assert_string_equal(b, "5001B");
+        expect_change(500ULL << 20, (500ULL << 20) + (300ULL << 10), "512000K", "512300K");
+        expect_change(5000, 5001, "5000B", "5001B");
 }
 
 static void test_format_timespan(void **state) {
