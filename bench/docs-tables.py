@@ -132,6 +132,28 @@ def table_outcome2(cell, pass_dir=PASS2):
     return report2.table(cell, cells[cell]).split("\n") + ["", f"Build: {build_of(pass_dir)}."]
 
 
+SERVER_NAME = {"mariadb-10.11": "MariaDB 10.11", "mysql-9.7": "MySQL 9.7", "mariadb-11.8": "MariaDB 11.8"}
+# The figures a reader asks for first; the rest are in each cell's table in docs/benchmarks.md.
+SUMMARY2 = ["down_seconds", "transactions", "p99_ms", "failures", "sessions_ended"]
+
+
+def table_outcome2_summary(pass_dir):
+    """README: every cell and governor of one kept pass of the second version, a row each, the
+    figures a reader asks for first, judged against no governor as the cell's table does."""
+    figures = {key: (heading, lower) for key, heading, lower in report2.FIGURES}
+    cells = report2.load(pass_dir)
+    out = ["| server, setting, scenario | governor | runs OOM-killed | " +
+           " | ".join(figures[k][0] for k in SUMMARY2) + " |",
+           "| --- | --- | ---: |" + " ---: |" * len(SUMMARY2)]
+    for cell in sorted(cells):
+        runs = cells[cell]
+        for g in (g for g in report2.GOVERNORS if g in runs):
+            out.append(f"| {SERVER_NAME.get(cell[0], cell[0])}, {cell[1]}, {cell[2]} | {GOVERNOR_NAME.get(g, g)} | "
+                       f"{sum(1 for r in runs[g] if r.get('oom_kills', 0) > 0)} of {len(runs[g])} | " +
+                       " | ".join(report2.figure(runs, g, k, figures[k][1]) for k in SUMMARY2) + " |")
+    return out + ["", f"Build: {build_of(pass_dir)}."]
+
+
 def kept(name):
     path = os.path.join(RESULTS, name)
     if not os.path.exists(path):
@@ -284,6 +306,19 @@ for _d in BESIDE2:
     for _c in report2.load(_d):
         TABLES[os.path.basename(_d) + "-" + "-".join(_c)] = (lambda c, d: lambda: table_outcome2(c, d))(_c, _d)
 
+# A summary of one kept pass, NAME-summary for bench/results/NAME: made wherever a document asks.
+SUMMARY_TABLE = re.compile(r"^(outcome2-[a-z0-9-]+)-summary$")
+
+
+def table_named(name):
+    if name in TABLES:
+        return TABLES[name]
+    m = SUMMARY_TABLE.match(name)
+    if m and os.path.isdir(os.path.join(RESULTS, m.group(1))):
+        return lambda: table_outcome2_summary(os.path.join(RESULTS, m.group(1)))
+    return None
+
+
 DOCS = ["README.md", os.path.join("docs", "benchmarks.md")]
 BEGIN = re.compile(r"^<!-- table (\S+): made by bench/docs-tables\.py from (\S+) -->$")
 
@@ -298,8 +333,10 @@ def process(path, write):
             i += 1
             continue
         name = m.group(1)
-        if name not in TABLES:
-            problems.append(f"{path}:{i + 1}: no table named {name} (known: {', '.join(sorted(TABLES))})")
+        make = table_named(name)
+        if make is None:
+            problems.append(f"{path}:{i + 1}: no table named {name} (known: {', '.join(sorted(TABLES))}, "
+                            f"and KEPT-summary for a kept pass bench/results/outcome2-*)")
         end = f"<!-- end of table {name} -->"
         try:
             j = lines.index(end, i + 1)
@@ -307,7 +344,7 @@ def process(path, write):
             problems.append(f"{path}:{i + 1}: table {name} has no '{end}' line")
             return problems, seen
         have = lines[i + 1:j]
-        want = TABLES[name]() if name in TABLES else have
+        want = make() if make else have
         if have != want:
             diff = next((k for k in range(max(len(have), len(want)))
                          if k >= len(have) or k >= len(want) or have[k] != want[k]), 0)

@@ -200,25 +200,29 @@ def judge(key, lower, mine, base):
     return ""
 
 
+def figure_values(rs, key):
+    # A run with no transaction has no latency to tell (not 0 ms).
+    return [r[key] for r in rs if key in r and not (key in LATENCY and not r.get("transactions"))]
+
+
+def figure(runs, governor, key, lower):
+    """One governor's figure in a cell: "median (min–max)", judged against no governor."""
+    vals = figure_values(runs[governor], key)
+    if not vals:
+        return "–"
+    med, lo, hi = spread(vals)
+    text = fmt(med) if fmt(lo) == fmt(hi) else f"{fmt(med)} ({fmt(lo)}–{fmt(hi)})"
+    if governor != "none":
+        text += judge(key, lower, vals, figure_values(runs.get("none", []), key))
+    return text
+
+
 def table(cell, runs):
     govs = [g for g in GOVERNORS if g in runs]
     lines = ["| figure | " + " | ".join(f"{g} ({len(runs[g])})" for g in govs) + " |",
              "| --- |" + " --- |" * len(govs)]
     for key, heading, lower in FIGURES:
-        row = []
-        for g in govs:
-            # A run with no transaction has no latency to tell (not 0 ms).
-            vals = [r[key] for r in runs[g] if key in r and not (key in LATENCY and not r.get("transactions"))]
-            if not vals:
-                row.append("–")
-                continue
-            med, lo, hi = spread(vals)
-            text = fmt(med) if fmt(lo) == fmt(hi) else f"{fmt(med)} ({fmt(lo)}–{fmt(hi)})"
-            if g not in ("none",):
-                text += judge(key, lower, vals, [r[key] for r in runs.get("none", []) if key in r and
-                                                 not (key in LATENCY and not r.get("transactions"))])
-            row.append(text)
-        lines.append(f"| {heading} | " + " | ".join(row) + " |")
+        lines.append(f"| {heading} | " + " | ".join(figure(runs, g, key, lower) for g in govs) + " |")
     # A kill with no "ready for connections" after it in the run's logs (the kill came as the run
     # ended): its kill to ready is not in the figures, which are lower bounds there.
     late = {g: sum(1 for r in runs[g] if r.get("sigkills", 0) > r.get("crash_recoveries", 0)) for g in govs}
