@@ -24,7 +24,9 @@ typedef enum DecisionKind {
         _DECISION_KIND_MAX,
 } DecisionKind;
 
-#define DECISION_REASON_MAX 384
+/* Room for the longest reason with its context: an emergency reset in a storm, the pool filling
+ * in its context, is some 420 bytes (cut at 384 before, mid-word). */
+#define DECISION_REASON_MAX 512
 
 /* Why a decision was taken, for programs and tests; Decision.reason says it for people. */
 typedef enum DecisionCode {

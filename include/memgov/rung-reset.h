@@ -18,6 +18,9 @@ typedef struct ResetParams {
         bool growing_only;   /* an emergency on its ETA: a session that holds what it held at the
                               * last listing is passed over, unless it holds still_enough */
         uint64_t still_enough; /* the growth over restart.emergency-eta at the trend's rate */
+        unsigned newcomers;  /* with newest_first: the newest this many clients came with the storm;
+                              * one still in the statement it ran at the last listing goes whether
+                              * or not it still grows (see session_not_growing()) */
 } ResetParams;
 
 /* An emergency reset that ends what grows (growing_only) with no listing of the server process

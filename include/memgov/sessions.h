@@ -40,6 +40,11 @@ typedef struct SessionSelect {
         uint64_t still_enough;
         const SessionSeen *seen;
         unsigned n_seen;
+        /* A storm's newcomers, the sessions from this ID up (sessions_newcomers_from()), that run
+         * the statement they ran when seen (not idle, in it at least seen_ago) are not passed over
+         * by growing_only; 0: none (IDs start at 1). */
+        uint64_t newcomers_from;
+        usec_t seen_ago; /* how long ago seen was listed */
 } SessionSelect;
 
 /* One row of the session list query (act/reset.c): ID, USER, HOST, COMMAND, TIME, memory in bytes,
@@ -52,8 +57,12 @@ int session_from_row(unsigned n_fields, char *const *row, Session *ret);
 /* Why a session is never reset (NULL when it may be). */
 const char *session_exempt(const Session *s, const SessionSelect *q);
 /* With q->growing_only: the session was in q->seen, holds no more than it did then, and less
- * than q->still_enough. */
+ * than q->still_enough, and is not one of a storm's newcomers still in the statement it ran
+ * then (q->newcomers_from). */
 bool session_not_growing(const Session *s, const SessionSelect *q);
+/* The lowest ID of the newcomers newest clients (by ID: the last to connect), for
+ * q->newcomers_from; all clients when there are fewer; 0 for none. */
+uint64_t sessions_newcomers_from(const Session *s, unsigned n, const SessionSelect *q, unsigned newcomers);
 /* The sessions at q->min_memory that could be reset but for session_not_growing(). */
 unsigned sessions_passed_over(const Session *s, unsigned n, const SessionSelect *q);
 bool session_is_idle(const Session *s, const SessionSelect *q);

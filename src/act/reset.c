@@ -90,6 +90,10 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                 .seen = last_listing.s,
                 .n_seen = seen ? last_listing.n : 0,
         };
+        if (q.newest_first) {
+                q.newcomers_from = sessions_newcomers_from(sessions, n, &q, d->reset.newcomers);
+                q.seen_ago = now_clock(CLOCK_MONOTONIC) - last_listing.at;
+        }
         unsigned chosen[1000];
         unsigned k = sessions_select(sessions, n, &q, chosen);
         unsigned passed = sessions_passed_over(sessions, n, &q);

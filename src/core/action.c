@@ -82,6 +82,7 @@ static void reset_params(const Decision *d, const ActionParamSink *k) {
         k->u64(k->userdata, "min_idle_us", d->reset.min_idle);
         k->boolean(k->userdata, "in_transaction", d->reset.in_trx);
         k->boolean(k->userdata, "newest_first", d->reset.newest_first);
+        k->u64(k->userdata, "newcomers", d->reset.newcomers);
 }
 
 /* ---- restart ---- */

@@ -324,3 +324,5 @@ bool pool_shrinking(const Engine *e);
 /* Admission judges the growth a connection storm on this server process: now (whether or not
  * admit.at is reached), or a lowering of max_connections decided (through or not), no calm since. */
 bool admit_storm_judged(const Tick *k);
+/* Of the clients connected, how many came with the storm (rung-admit.c). */
+unsigned admit_newcomers(const Tick *k);

@@ -172,6 +172,24 @@ static unsigned conn_fewest(const Engine *e) {
         return conn_fewest_at(e, NULL, NULL);
 }
 
+/* The most connections on this server process before the last quarter of admit.rise-window, in
+ * *ret_most; false (and 0) before the process has been watched that long. */
+static bool most_before_last_quarter(const Tick *k, unsigned *ret_most) {
+        const AdmitState *st = state(k->e);
+        usec_t quarter = k->p->admit_rise_window / 4;
+        unsigned most = 0;
+        bool before = false;
+        for (unsigned j = 0; j < st->conn_n; j++) {
+                unsigned i = (st->conn_head + j) % ELEMENTSOF(st->conn_min);
+                if (k->now - st->conn_t[i] > quarter && st->conn_t[i] >= k->e->process_since) {
+                        most = MAX(most, st->conn_max[i]);
+                        before = true;
+                }
+        }
+        *ret_most = most;
+        return before;
+}
+
 /* Admission helps only when the growth comes with new connections: the count rose within
  * admit.rise-window by admit.min-rise, and by admit.min-rise-share of what it rose from. */
 static bool connections_rose(const Tick *k) {
@@ -201,17 +219,8 @@ static unsigned admit_least_rise(const Policy *p) {
  * after, a probe connecting twice a second (the count at 37 and 38 in turn); admission lowered
  * max_connections 400 -> 47 for a storm long over. */
 static bool no_new_clients(const Tick *k, unsigned *ret_most) {
-        const AdmitState *st = state(k->e);
-        usec_t quarter = k->p->admit_rise_window / 4;
-        unsigned most = 0;
-        bool before = false;
-        for (unsigned j = 0; j < st->conn_n; j++) {
-                unsigned i = (st->conn_head + j) % ELEMENTSOF(st->conn_min);
-                if (k->now - st->conn_t[i] > quarter && st->conn_t[i] >= k->e->process_since) {
-                        most = MAX(most, st->conn_max[i]);
-                        before = true;
-                }
-        }
+        unsigned most;
+        bool before = most_before_last_quarter(k, &most);
         if (ret_most)
                 *ret_most = most;
         return before && k->s->connections < most + admit_least_rise(k->p);
@@ -576,6 +585,16 @@ static void admit_before_ladder(Tick *k) {
 
 bool admit_storm_judged(const Tick *k) {
         return state(k->e)->lowered || state(k->e)->tried || ((k->s->has & SAMPLE_HAS_CONNECTIONS) && connection_storm(k));
+}
+
+/* The clients that came with the storm: the count over the most it was on this process before
+ * the last quarter of admit.rise-window (what new clients are weighed against), or, the process
+ * watched less long, over the fewest within the window. 0 without a count. */
+unsigned admit_newcomers(const Tick *k) {
+        if (!(k->s->has & SAMPLE_HAS_CONNECTIONS) || state(k->e)->conn_n == 0)
+                return 0;
+        unsigned most, base = most_before_last_quarter(k, &most) ? most : conn_fewest(k->e);
+        return k->s->connections > base ? k->s->connections - base : 0;
 }
 
 static void admit_simulate(Engine *e) {

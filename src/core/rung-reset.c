@@ -136,6 +136,7 @@ static bool reset_urgent(Tick *k) {
          * client's reconnect met the lowered max_connections. Measured: MySQL 9.7, sysbench's
          * sessions 32.6M, a storm's 16.3M; at 67%, under admit.at, sysbench's alone (32.7M). */
         bool newest = admit_storm_judged(k);
+        unsigned newcomers = newest ? admit_newcomers(k) : 0;
         char order[224];
         if (newest)
                 snprintf(order, sizeof(order), "the newest session(s) holding at least %s, idle or not (a connection "
@@ -147,11 +148,16 @@ static bool reset_urgent(Tick *k) {
                          format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, p->reset_min_idle));
         /* On its ETA, what grows: a session that holds what it held at the last listing is passed
          * over unless what it holds is more than the growth over restart.emergency-eta (ending it
-         * ends the emergency); stalled at restart.at, where nothing need grow, any session. */
+         * ends the emergency); stalled at restart.at, where nothing need grow, any session. In a
+         * storm, not its newcomers still in the statement they ran then (session_not_growing()). */
         bool growing = !k->stalled && k->out->slope > 0;
         uint64_t still = growing ? (uint64_t) (k->out->slope * (double) p->emergency_eta / USEC_PER_SEC) : 0;
-        char still_why[96] = "";
-        if (growing)
+        char still_why[128] = "";
+        if (growing && newcomers > 0)
+                snprintf(still_why, sizeof(still_why), "; those that do not grow only at %s or more, or of the storm's "
+                         "%u newcomers, in the statement they ran then", format_bytes(h, MAX(still, p->reset_emergency_min_memory)),
+                         newcomers);
+        else if (growing)
                 snprintf(still_why, sizeof(still_why), "; those that do not grow only at %s or more",
                          format_bytes(h, MAX(still, p->reset_emergency_min_memory)));
         Decision *d = emit_action(k, ACTION_RESET, "%s: emergency reset (%s%s): up to %u of %s%s%s", ctx(k), why,
@@ -166,6 +172,7 @@ static bool reset_urgent(Tick *k) {
                 d->reset.newest_first = newest;
                 d->reset.growing_only = growing;
                 d->reset.still_enough = still;
+                d->reset.newcomers = newcomers;
         }
         state(e)->emergency_done = state(e)->emergency_any = state(e)->last_emergency = true;
         state(e)->emergency_found_nothing = state(e)->emergency_found_fewer = false;

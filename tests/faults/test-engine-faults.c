@@ -394,6 +394,10 @@ static bool run(Scenario *sc, const Fault *f) {
                         const Decision *d = &out.decisions[j];
                         int error = 0;
 
+                        if (strlen(d->reason) + 1 >= sizeof(d->reason))
+                                violated(sc, "tick %zu: a reason cut at %zu bytes: \"%s\"", i, sizeof(d->reason) - 1,
+                                         d->reason);
+
                         /* A failure against a server process that is gone (decided for it, reported
                          * after the new one was seen): reported, with no backoff (engine.c,
                          * observe_failures). */

@@ -143,6 +143,10 @@ void check_invariants(const Sim *sim) {
         for (unsigned i = 0; i < sim->n; i++) {
                 const Decision *d = &sim->log[i];
                 bool regrown = false;
+                if (strlen(d->reason) + 1 >= sizeof(d->reason)) {
+                        dump(sim);
+                        fail_msg("a reason cut at %zu bytes: \"%s\"", sizeof(d->reason) - 1, d->reason);
+                }
                 /* The lowering carried to a new process that failed is tried again at once, up to
                  * three tries: not within its cooldown's reach. */
                 if (d->kind == DECISION_EFFECT && d->code == EFFECT_FAILED_CARRY)

@@ -99,6 +99,13 @@ static void test_emergency_reset_newest_first_unadmitted(void **state) {
         }
         expect(!find(sim, T_ADMIT, 0) && !ADMIT(sim)->lowered && !ADMIT(sim)->tried);
         expect(er && er->reset.newest_first && strstr(er->reason, "of the newest session(s)"));
+        /* Its newcomers, the clients over the 20 there before, go whether or not they still grow
+         * while in the statement they ran at the last listing. */
+        expect(er && er->reset.growing_only && er->reset.newcomers == sim->s.connections - 20);
+        char want[96];
+        snprintf(want, sizeof(want), " or more, or of the storm's %u newcomers, in the statement they ran then",
+                 sim->s.connections - 20);
+        expect(er && strstr(er->reason, want));
         check_invariants(sim);
         sim_free(sim);
 }

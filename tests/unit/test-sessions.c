@@ -190,6 +190,66 @@ static void test_select_growing_only(void **state) {
         free(p);
 }
 
+/* In a storm, its newcomers still in the statement they ran at the last listing go whether or
+ * not they still grow: what that statement took stays held until it ends. Not one that is idle,
+ * or in a statement begun since (it holds what it holds across statements, as any session), nor
+ * a client there before the storm. */
+static void test_select_storm_newcomers(void **state) {
+        Policy *p = calloc(1, sizeof(Policy));
+        assert_int_equal(policy_load_default(p), 0);
+        Session s[] = {
+                S(5, "sb", "10.0.2.2:4000", "Execute", 0, 33, false),  /* there before the storm */
+                S(30, "sb", "10.0.2.2:4100", "Execute", 0, 32, false), /* came with it, between statements */
+                S(41, "sb", "10.0.2.2:5001", "Query", 37, 16, false),  /* the storm's, in its query */
+                S(42, "sb", "10.0.2.2:5002", "Query", 37, 16, false),
+                S(43, "sb", "10.0.2.2:5003", "Sleep", 37, 16, false),  /* the storm's, idle */
+                S(44, "sb", "10.0.2.2:5004", "Query", 1, 16, false),   /* a statement begun since */
+                S(45, "sb", "10.0.2.2:5005", "Query", 2, 12, false),   /* grew */
+                S(9, "root", "localhost", "Sleep", 999, 1, false),     /* memgov itself */
+        };
+        SessionSeen seen[] = {
+                { 5, 33 * MB }, { 30, 32 * MB }, { 41, 16 * MB }, { 42, 16 * MB }, { 43, 16 * MB }, { 44, 16 * MB },
+                { 45, 10 * MB },
+        };
+        SessionSelect q = { .max = 16, .min_memory = 8 * MB, .min_idle = 30 * USEC_PER_SEC, .own_id = 9, .policy = p,
+                            .newest_first = true, .growing_only = true, .still_enough = UINT64_MAX, .seen = seen,
+                            .n_seen = ELEMENTSOF(seen), .seen_ago = 3600 * USEC_PER_MSEC };
+        unsigned chosen[16];
+        /* No newcomers: what grows only. */
+        assert_int_equal(sessions_newcomers_from(s, ELEMENTSOF(s), &q, 0), 0);
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 1);
+        assert_int_equal(s[chosen[0]].id, 45);
+        assert_int_equal(sessions_passed_over(s, ELEMENTSOF(s), &q), 6);
+
+        /* Six newcomers (memgov's own session is none): from 30 up. */
+        q.newcomers_from = sessions_newcomers_from(s, ELEMENTSOF(s), &q, 6);
+        assert_int_equal(q.newcomers_from, 30);
+        assert_false(session_not_growing(&s[2], &q));
+        assert_true(session_not_growing(&s[1], &q));
+        assert_true(session_not_growing(&s[4], &q));
+        assert_true(session_not_growing(&s[5], &q));
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 3);
+        assert_int_equal(s[chosen[0]].id, 45);
+        assert_int_equal(s[chosen[1]].id, 42);
+        assert_int_equal(s[chosen[2]].id, 41);
+        assert_int_equal(sessions_passed_over(s, ELEMENTSOF(s), &q), 4);
+
+        /* Four: 41 is not one of them. */
+        q.newcomers_from = sessions_newcomers_from(s, ELEMENTSOF(s), &q, 4);
+        assert_int_equal(q.newcomers_from, 42);
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 2);
+        assert_int_equal(s[chosen[1]].id, 42);
+
+        /* More than there are clients: every client, the oldest's ID. */
+        assert_int_equal(sessions_newcomers_from(s, ELEMENTSOF(s), &q, 50), 5);
+
+        /* Listed longer ago than the storm's queries ran: none of them held it in that statement. */
+        q.newcomers_from = 30;
+        q.seen_ago = 40 * USEC_PER_SEC;
+        assert_int_equal(sessions_select(s, ELEMENTSOF(s), &q, chosen), 1);
+        free(p);
+}
+
 /* An admission carried to a new server process, lowered below the clients already in: the newest
  * go, down to the count kept; the ones that may not be ended still count against it. */
 static void test_newest_over(void **state) {
@@ -284,6 +344,7 @@ int main(void) {
                 cmocka_unit_test(test_select_many),
                 cmocka_unit_test(test_select_newest),
                 cmocka_unit_test(test_select_growing_only),
+                cmocka_unit_test(test_select_storm_newcomers),
                 cmocka_unit_test(test_newest_over),
                 cmocka_unit_test(test_argv),
         };
