@@ -115,15 +115,14 @@ static int reset_by_sql(const ActionContext *c, const Decision *d, ActionResult 
                 .seen = last_listing.s,
                 .n_seen = seen ? last_listing.n : 0,
         };
-        if (q.newest_first) {
+        q.seen_ago = now_clock(CLOCK_MONOTONIC) - last_listing.at;
+        if (q.newest_first)
                 q.newcomers_from = sessions_newcomers_from(sessions, n, &q, d->reset.newcomers);
-                q.seen_ago = now_clock(CLOCK_MONOTONIC) - last_listing.at;
-        }
         unsigned chosen[1000];
         unsigned k = sessions_select(sessions, n, &q, chosen);
         unsigned passed = sessions_passed_over(sessions, n, &q);
         char since[FORMAT_TIMESPAN_MAX], passed_why[160] = "";
-        format_timespan(since, now_clock(CLOCK_MONOTONIC) - last_listing.at);
+        format_timespan(since, q.seen_ago);
         if (passed > 0)
                 snprintf(passed_why, sizeof(passed_why), "; %u more holding %s or more passed over: as much as "
                          "%s before (not what grows)", passed, format_bytes(m, d->reset.min_memory), since);

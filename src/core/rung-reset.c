@@ -153,13 +153,13 @@ static bool reset_urgent(Tick *k) {
         bool growing = !k->stalled && k->out->slope > 0;
         uint64_t still = growing ? (uint64_t) (k->out->slope * (double) p->emergency_eta / USEC_PER_SEC) : 0;
         char still_why[128] = "";
-        if (growing && newcomers > 0)
-                snprintf(still_why, sizeof(still_why), "; those that do not grow only at %s or more, or of the storm's "
-                         "%u newcomers, in the statement they ran then", format_bytes(h, MAX(still, p->reset_emergency_min_memory)),
-                         newcomers);
-        else if (growing)
-                snprintf(still_why, sizeof(still_why), "; those that do not grow only at %s or more",
-                         format_bytes(h, MAX(still, p->reset_emergency_min_memory)));
+        if (growing) {
+                int n = snprintf(still_why, sizeof(still_why), "; those that do not grow only at %s or more",
+                                 format_bytes(h, MAX(still, p->reset_emergency_min_memory)));
+                if (newcomers > 0 && n > 0 && (size_t) n < sizeof(still_why))
+                        snprintf(still_why + n, sizeof(still_why) - n, ", or of the storm's %u newcomers, in the "
+                                 "statement they ran then", newcomers);
+        }
         Decision *d = emit_action(k, ACTION_RESET, "%s: emergency reset (%s%s): up to %u of %s%s%s", ctx(k), why,
                                   where, p->reset_emergency_max, order, still_why,
                                   in_trx ? "; sessions in transactions too" : "");

@@ -10,6 +10,9 @@
 #define MESSAGE_ID_ACTION_RESULT "fa84d666fb7d4c27bc005224bf093c18"
 const char *decision_message_id(const Decision *d);
 
+/* A decision's line as logged: its verb, padded, and its reason. */
+#define DECISION_LINE_MAX (DECISION_REASON_MAX + 32)
+
 /* Logs one decision once, with its figures as journal fields; fills line with the text as
  * logged ("would trim     working set ...: trim (method auto)"). */
 void decision_log(const EngineOutput *out, const Decision *d, bool dry_run, const Target *t, char *line, size_t size);

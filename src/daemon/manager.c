@@ -380,7 +380,7 @@ static uint64_t submit(Manager *m, const Decision *d, bool dry_run) {
 static void act_on(Manager *m, const EngineOutput *out) {
         for (unsigned i = 0; i < out->n_decisions; i++) {
                 const Decision *d = &out->decisions[i];
-                char line[640];
+                char line[DECISION_LINE_MAX];
 
                 decision_log(out, d, m->opts.dry_run, &m->target, line, sizeof(line));
                 if (!decision_is_action(d)) {

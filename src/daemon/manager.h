@@ -5,6 +5,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "decision-log.h"
 #include "memgov/action-worker.h"
 #include "memgov/daemon.h"
 #include "memgov/actuator.h"
@@ -29,7 +30,7 @@ typedef struct HistoryEntry {
         usec_t mono, wall;
         int32_t utc_offset;
         Decision decision;
-        char line[640];   /* as the logs print it */
+        char line[DECISION_LINE_MAX]; /* as the logs print it */
         char result[512]; /* what the actuator did, or why it failed */
         int error;
 } HistoryEntry;
