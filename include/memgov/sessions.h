@@ -72,15 +72,15 @@ bool session_is_idle(const Session *s, const SessionSelect *q);
  * that session_not_growing() passes over. */
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen);
 
-/* The clients over keep, for an admission lowered below the clients connected: the keep oldest
- * clients (the lowest IDs: the first to connect) stay, and of the newer ones up to q->max indexes
- * into s go into chosen, the newest first, none exempt (session_exempt; q->min_memory and
- * q->min_idle do not apply). The clients are the sessions but memgov's own and the server's and
- * replication threads; exempt ones and those in a write transaction are clients, counted among
- * the keep oldest if they are old enough, and never ended. *ret_clients (if not NULL) says how
- * many clients there are. */
-unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect *q, uint64_t keep, unsigned *chosen,
-                              unsigned *ret_clients);
+/* The clients over keep, for an admission lowered below the clients connected: clients - keep of
+ * them, the longest in one statement first (an idle one counts as in none), then the newest (the
+ * highest IDs: the last to connect); of those, up to q->max indexes into s go into chosen, none
+ * exempt (session_exempt; q->min_memory and q->min_idle do not apply). The clients are the
+ * sessions but memgov's own and the server's and replication threads; exempt ones and those in
+ * a write transaction are clients, counted among those kept when the order puts them there, and
+ * never ended. *ret_clients (if not NULL) says how many clients there are. */
+unsigned sessions_excess(const Session *s, unsigned n, const SessionSelect *q, uint64_t keep, unsigned *chosen,
+                         unsigned *ret_clients);
 
 /* The sessions of another server's replica (its binlog dump): connections the server counts
  * against max_connections as a client's, that are not clients to end. */

@@ -108,15 +108,16 @@ static int set_max(SqlConn *conn, uint64_t v, ActionResult *ret, const char *wha
 }
 
 /* A carried admission (d->admit_carried) lowers max_connections on a new server process below the
- * clients already in: the storm's clients came back before the lowering could be there. Those over
- * it, the newest first, are ended, as they would have been refused had it been in place when they
- * came (admit.end-excess). The server counts every connection against max_connections, clients or
- * not: memgov's own session where it stays open after the action (sql.keep-open), and a replica's
- * binlog dump. The oldest clients kept are max_connections less those, so that the connection the
- * server keeps for SUPER stays free for an administrator.
+ * clients already in: the storm's clients came back before the lowering could be there. As many
+ * as are over it are ended (admit.end-excess), the longest in one statement first, then the
+ * newest (sessions_excess(): on a new process the order they came in no longer tells a storm's
+ * clients from the application's). The server counts every connection against max_connections,
+ * clients or not: memgov's own session where it stays open after the action (sql.keep-open), and a
+ * replica's binlog dump. The clients kept are max_connections less those, so that the connection
+ * the server keeps for SUPER stays free for an administrator.
  * Measured, MariaDB 10.11: max_connections 12, 12 clients and a root session in: a new root login gets 1040.
  * Never ended: memgov's own session, a server or replication thread, an exempt user or host, or a
- * session in a write transaction, and one of those spared sends no older client in its place.
+ * session in a write transaction, and one of those spared sends no other client in its place.
  * Their memory goes back with a trim, as after a reset: a lowering alone leaves the sessions
  * already in, and they can fill the server. What was done goes into the detail; the lowering
  * stands whatever comes of it. */
@@ -142,7 +143,7 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t max_conne
                 snprintf(kept_what, sizeof(kept_what), " beside %s%s%s", conn->kept ? "memgov's own session" : "",
                          conn->kept && replicas > 0 ? " and " : "", replicas > 0 ? "the replicas' connections" : "");
         SessionSelect q = { .max = SESSIONS_MAX, .own_id = conn->own_id, .policy = c->policy };
-        unsigned k = sessions_newest_over(s, n, &q, keep, chosen, &clients);
+        unsigned k = sessions_excess(s, n, &q, keep, chosen, &clients);
         if (clients <= keep) {
                 /* An account without PROCESS sees its own sessions only: said, not hidden. */
                 strbuf_printf(detail, "; %u client(s) in as the server lists them, none over it", clients);
@@ -152,8 +153,19 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t max_conne
                 strbuf_printf(detail, "; %u client(s) in, none of those over it may be ended", clients);
                 return;
         }
+        /* How many of those chosen were in a statement, and the longest: what the order went by. */
+        unsigned busy = 0;
+        for (unsigned i = 0; i < k; i++)
+                busy += !streq(s[chosen[i]].command, "Sleep") && s[chosen[i]].time_s > 0;
+        char order[160], t[FORMAT_TIMESPAN_MAX];
+        if (busy > 0)
+                snprintf(order, sizeof(order),
+                         "the longest in one statement first (%u of them in one for 1s or more, up to %s), then the newest",
+                         busy, format_timespan(t, MIN(s[chosen[0]].time_s, UINT64_MAX / USEC_PER_SEC) * USEC_PER_SEC));
+        else
+                snprintf(order, sizeof(order), "none in one statement for 1s or more: the newest first");
         if (c->dry_run) {
-                strbuf_printf(detail, "; would end %u of the %u client(s) in, the newest first", k, clients);
+                strbuf_printf(detail, "; would end %u of the %u client(s) in, %s", k, clients, order);
                 return;
         }
         uint64_t rss_before = 0, rss_after = 0;
@@ -163,10 +175,9 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t max_conne
         int r = trim_run(c->policy, c->target->pid, c->target->starttime, 0, c->policy->trim_method, false, -1, &tr, why,
                          sizeof(why));
         (void) process_rss(c->target->pid, &rss_after);
-        strbuf_printf(detail, "; ended %u of the %u client(s) in, the newest first (#%" PRIu64 " to #%" PRIu64 "), "
-                      "the oldest %" PRIu64 " kept%s; %s%s; RSS %s -> %s", ended, clients,
-                      s[chosen[k - 1]].id, s[chosen[0]].id, keep, kept_what,
-                      r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "", format_bytes_change(a, b, rss_before, rss_after), b);
+        strbuf_printf(detail, "; ended %u of the %u client(s) in, %s; %u kept%s; %s%s; RSS %s -> %s", ended,
+                      clients, order, clients - ended, kept_what, r < 0 ? "trim failed: " : "trimmed", r < 0 ? why : "",
+                      format_bytes_change(a, b, rss_before, rss_after), b);
 }
 
 static int lower(const ActionContext *c, const Decision *d, AdmitMemory *m, SqlConn *conn, const AdmitFacts *f,

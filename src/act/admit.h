@@ -21,8 +21,8 @@ typedef struct AdmitMemory {
  * server's sockets, else Threads_connected; less memgov's own session) plus d->admit_headroom, never
  * below d->admit_floor; with d->admit_carried, d->admit_connections is the count before the storm
  * on the process before a restart, whatever is connected now, and with admit.end-excess the clients
- * over the new value are ended, the newest first (the detail says how many). Not lower than it is: an explained
- * -EALREADY. Restore (d->admit_restore): back to m->configured, when max_connections is still
+ * over the new value are ended, the longest in one statement first, then the newest (the detail
+ * says how many). Not lower than it is: an explained -EALREADY. Restore (d->admit_restore): back to m->configured, when max_connections is still
  * m->set; otherwise nothing is done (success, the detail says why) and m is forgotten.
  * ret->value is max_connections after (in a dry run the value found), ret->value_before the value
  * found, ret->baseline the configured value. A dry run connects and reads, and leaves out the

@@ -183,8 +183,24 @@ unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, u
         return k;
 }
 
-unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect *q, uint64_t keep, unsigned *chosen,
-                              unsigned *ret_clients) {
+/* The order the clients over a carried lowering go in: the longest in one statement first, then
+ * the newest. On a new server process every client connected moments before, the storm's and the
+ * application's alike, and the order they came in tells them apart no longer; what does is the
+ * statement: a storm's client sits in the one it came for, holding what it took until it ends,
+ * where an application's short transactions are in and out of theirs. Seen by connection order:
+ * MySQL 9.7, 92 clients on the new process, 82 ended, and 2 of the 10 kept sat in storm queries
+ * of 32 s (the next reset's). */
+static uint64_t statement_seconds(const Session *s) {
+        return streq(s->command, "Sleep") ? 0 : s->time_s;
+}
+
+static bool ends_before(const Session *a, const Session *b) {
+        uint64_t ta = statement_seconds(a), tb = statement_seconds(b);
+        return ta != tb ? ta > tb : a->id > b->id;
+}
+
+unsigned sessions_excess(const Session *s, unsigned n, const SessionSelect *q, uint64_t keep, unsigned *chosen,
+                         unsigned *ret_clients) {
         unsigned clients = 0, k = 0;
 
         for (unsigned i = 0; i < n; i++)
@@ -194,29 +210,18 @@ unsigned sessions_newest_over(const Session *s, unsigned n, const SessionSelect 
                 *ret_clients = clients;
         if (clients <= keep)
                 return 0;
-        /* The keep oldest clients stay, whatever they are; over them, the newer ones go, the newest
-         * first, but those that may not be ended: a spared one does not send an older client in
-         * its place. */
-        uint64_t last_kept = 0;
-        for (uint64_t j = 0; j < keep; j++) {
+        /* The first clients - keep in the order go, but those that may not be ended: a spared one
+         * does not send another client in its place. */
+        unsigned last = n;
+        for (uint64_t j = keep; j < clients && k < q->max; j++) {
                 unsigned next = n;
                 for (unsigned i = 0; i < n; i++)
-                        if ((j == 0 || s[i].id > last_kept) && (next == n || s[i].id < s[next].id) &&
-                            !session_not_client(&s[i], q))
+                        if (!session_not_client(&s[i], q) && (last == n || ends_before(&s[last], &s[i])) &&
+                            (next == n || ends_before(&s[i], &s[next])))
                                 next = i;
-                last_kept = s[next].id; /* there are more than keep clients */
-        }
-        uint64_t below = UINT64_MAX;
-        while (k < q->max) {
-                unsigned best = n;
-                for (unsigned i = 0; i < n; i++)
-                        if (s[i].id < below && (keep == 0 || s[i].id > last_kept) && (best == n || s[i].id > s[best].id) &&
-                            !session_exempt(&s[i], q))
-                                best = i;
-                if (best == n)
-                        break;
-                chosen[k++] = best;
-                below = s[best].id;
+                last = next; /* there are more than j clients */
+                if (!session_exempt(&s[next], q))
+                        chosen[k++] = next;
         }
         return k;
 }

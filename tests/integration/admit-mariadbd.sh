@@ -8,8 +8,8 @@
 # session already there still answers and memgov's own session (a SUPER account) still connects;
 # the restore puts back exactly the value found; a value someone else set meanwhile is left as it
 # is; nothing to lower and an account without the privilege are explained refusals; a lowering
-# carried to a new server process ends the clients over it, the newest first, and an
-# administrator still logs in beside memgov's kept session.
+# carried to a new server process ends the clients over it, the longest in one statement first, then the
+# newest, and an administrator still logs in beside memgov's kept session.
 #   admit-mariadbd.sh MEMGOV_ADMIT_RUN MEMGOV_CONN_STORM MEMGOV
 set -euo pipefail
 admit_run=$1

@@ -8,8 +8,8 @@
 # headroom's connections get in, the next one is refused with error 1040 while every session
 # already there still answers and root still connects; the restore puts back exactly the value
 # found; a lowering with room for the connections that fit (admit.fit); a lowering carried to a
-# new server process ends the clients over it, the newest first, and an administrator still logs
-# in beside memgov's kept session.
+# new server process ends the clients over it, the longest in one statement first, then the
+# newest, and an administrator still logs in beside memgov's kept session.
 #   admit-servers.sh FLAVOUR MEMGOV_ADMIT_RUN MEMGOV_CONN_STORM
 set -euo pipefail
 flavour=$1

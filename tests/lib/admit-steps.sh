@@ -70,27 +70,37 @@ admit_fill_headroom() { # N WANT
 
 # Carried to a new server process (its storm's clients back before the lowering could be there):
 # max_connections to the 20 clients before the storm plus a headroom of 10, and the clients over
-# 29 ended, the newest first: memgov's own session, kept open as the daemon keeps it, is the 30th.
-# While memgov's session is still open, an administrator (root) still logs in, on the connection
-# the server keeps for SUPER. The ones kept still answer; once the driver's session is closed, one
-# client gets in in its place and the next is refused. A dry run ends none.
+# 29 ended: memgov's own session, kept open as the daemon keeps it, is the 30th. The 3 oldest of
+# the storm sit in a statement (SELECT SLEEP): they go first, then the newest of the idle ones;
+# by the order they came in they would have stayed. While memgov's session is still open, an
+# administrator (root) still logs in, on the connection the server keeps for SUPER. The ones
+# kept still answer; once the driver's session is closed, one client gets in in its place and
+# the next is refused. A dry run ends none.
 admit_carry_step() { # NAME
         local in
         storm_cmd ping
         in=${reply#alive }
         in=${in%% of*}
         (( in > 30 )) && [[ $reply == "alive $in of $in" ]] || fail "the storm before the carried lowering: $reply"
+        storm_cmd "busy 3"
+        [[ $reply == "busy 3" ]] || fail "3 of the storm's sessions in a statement: $reply"
+        sleep 2 # a statement of 1 s or more, as the processlist counts it
+        local order="the longest in one statement first (3 of them in one for 1s or more, up to "
         MEMGOV_TEST_ADMIN=1 MEMGOV_TEST_CONNECTIONS=21 run carry 1 10 "$FLOOR"
-        [[ $r_error == 0 && $r_detail == "would lower "*"; would end $((in - 29)) of the $in client(s) in, the newest first" ]] ||
+        [[ $r_error == 0 && $r_detail == "would lower "*"; would end $((in - 29)) of the $in client(s) in, $order"*"), then the newest" ]] ||
                 fail "a dry-run carried lowering: error $r_error, max_connections $(max): $r_detail"
+        storm_cmd "busy?"
+        [[ $reply == "busy 3 of 3" ]] || fail "a dry run ended sessions in a statement: $reply"
         storm_cmd ping
-        [[ $reply == "alive $in of $in" ]] || fail "a dry run ended sessions: $reply"
+        [[ $reply == "alive $((in - 3)) of $in" ]] || fail "a dry run ended sessions: $reply"
         echo "$1: ok: carried, dry run: $r_detail"
         MEMGOV_TEST_ADMIN=1 MEMGOV_TEST_CONNECTIONS=21 run carry 0 10 "$FLOOR"
         [[ $r_error == 0 && $(max) == 30 && $memory == "$CONFIGURED 30 -" &&
-           $r_detail == *"; ended $((in - 29)) of the $in client(s) in, the newest first"*", the oldest 29 kept beside memgov's own session; "*"; RSS "* ]] ||
+           $r_detail == *"; ended $((in - 29)) of the $in client(s) in, $order"*"), then the newest; 29 kept beside memgov's own session; "*"; RSS "* ]] ||
                 fail "the carried lowering: error $r_error, max_connections $(max), memory $memory: $r_detail"
         [[ $r_admin == ok ]] || fail "an administrator's login beside memgov's kept session after the carried lowering: $r_admin"
+        storm_cmd "busy?"
+        [[ $reply == "busy 0 of 3" ]] || fail "the sessions in a statement after the carried lowering: $reply"
         storm_cmd ping
         [[ $reply == "alive 29 of $in" ]] || fail "the sessions after the carried lowering: $reply"
         # The driver's kept session closed as it exited (the daemon's stays): one client in its

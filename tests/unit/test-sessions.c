@@ -252,7 +252,7 @@ static void test_select_storm_newcomers(void **state) {
 
 /* An admission carried to a new server process, lowered below the clients already in: the newest
  * go, down to the count kept; the ones that may not be ended still count against it. */
-static void test_newest_over(void **state) {
+static void test_excess(void **state) {
         Policy *p = calloc(1, sizeof(Policy));
         assert_int_equal(policy_load_default(p), 0);
         snprintf(p->exempt_users[0], sizeof(p->exempt_users[0]), "backup");
@@ -260,7 +260,7 @@ static void test_newest_over(void **state) {
 
         Session s[] = {
                 S(1, "system user", "", "Daemon", 100, 0, false),      /* not a client */
-                S(4, "app", "h:1", "Query", 1, 5, false),
+                S(4, "app", "h:1", "Query", 1, 5, false),              /* in a statement for 1 s */
                 S(9, "app", "h:2", "Sleep", 1, 5, false),
                 S(7, "backup", "h:3", "Sleep", 1, 5, false),           /* a client, never ended */
                 S(12, "app", "h:4", "Query", 0, 40, true),             /* in a write transaction */
@@ -271,20 +271,21 @@ static void test_newest_over(void **state) {
         SessionSelect q = { .max = 100, .min_memory = 64 * MB, .min_idle = USEC_PER_HOUR, .own_id = 15, .policy = p };
         unsigned chosen[8], clients = 0;
 
-        /* 6 clients (4, 7, 9, 11, 12, 13), the 2 oldest kept (4 and 7, the exempt user among
-         * them): the newer ones go, the newest first, but the write transaction (12), which does
-         * not send an older client in its place (min-memory and min-idle do not apply). */
-        unsigned k = sessions_newest_over(s, ELEMENTSOF(s), &q, 2, chosen, &clients);
+        /* 6 clients (4, 7, 9, 11, 12, 13), 2 kept: 4 go, the one in a statement for a second (4)
+         * first, then the newest (13, 12, 11), but the write transaction (12), which does not
+         * send another client in its place (min-memory and min-idle do not apply); the idle 9
+         * and the exempt 7 stay. */
+        unsigned k = sessions_excess(s, ELEMENTSOF(s), &q, 2, chosen, &clients);
         assert_int_equal(clients, 6);
         assert_int_equal(k, 3);
-        assert_int_equal(s[chosen[0]].id, 13);
-        assert_int_equal(s[chosen[1]].id, 11);
-        assert_int_equal(s[chosen[2]].id, 9);
+        assert_int_equal(s[chosen[0]].id, 4);
+        assert_int_equal(s[chosen[1]].id, 13);
+        assert_int_equal(s[chosen[2]].id, 11);
 
-        /* 1 kept (4): the exempt user (7) is over it and stays all the same. */
-        k = sessions_newest_over(s, ELEMENTSOF(s), &q, 1, chosen, NULL);
-        assert_int_equal(k, 3);
-        assert_int_equal(s[chosen[2]].id, 9);
+        /* 1 kept: the exempt user (7) is over it and stays all the same. */
+        k = sessions_excess(s, ELEMENTSOF(s), &q, 1, chosen, NULL);
+        assert_int_equal(k, 4);
+        assert_int_equal(s[chosen[3]].id, 9);
 
         assert_int_equal(sessions_replicas(s, ELEMENTSOF(s)), 0);
         Session r[] = {
@@ -296,19 +297,49 @@ static void test_newest_over(void **state) {
         assert_int_equal(sessions_replicas(r, ELEMENTSOF(r)), 2);
 
         /* Within the count kept: none; q->max bounds the rest. */
-        assert_int_equal(sessions_newest_over(s, ELEMENTSOF(s), &q, 6, chosen, NULL), 0);
+        assert_int_equal(sessions_excess(s, ELEMENTSOF(s), &q, 6, chosen, NULL), 0);
         q.max = 1;
-        k = sessions_newest_over(s, ELEMENTSOF(s), &q, 0, chosen, NULL);
+        k = sessions_excess(s, ELEMENTSOF(s), &q, 0, chosen, NULL);
         assert_int_equal(k, 1);
-        assert_int_equal(s[chosen[0]].id, 13);
+        assert_int_equal(s[chosen[0]].id, 4);
 
         /* With the write transaction allowed, it goes too; the exempt user never does. */
         q.max = 100;
         q.allow_write_trx = true;
-        k = sessions_newest_over(s, ELEMENTSOF(s), &q, 0, chosen, NULL);
+        k = sessions_excess(s, ELEMENTSOF(s), &q, 0, chosen, NULL);
         assert_int_equal(k, 5);
-        assert_int_equal(s[chosen[1]].id, 12);
-        assert_int_equal(s[chosen[4]].id, 4);
+        assert_int_equal(s[chosen[2]].id, 12);
+        assert_int_equal(s[chosen[4]].id, 9);
+
+        /* A new server process, its storm's clients back: the application's read-write clients
+         * reconnected among them (IDs 21, 24, 27, 30), in and out of short transactions; the
+         * storm's sit in the query they came for. With room for 5, the 8 in a query go, the
+         * longest first, and the application's 4 stay with the one storm client that came last
+         * and has not begun its query yet. By the order they came in, two of the application's would
+         * have gone. */
+        Session b[] = {
+                S(20, "sb", "10.0.2.2:1", "Query", 31, 16, false),
+                S(21, "sb", "10.0.2.2:2", "Sleep", 0, 33, false),
+                S(22, "sb", "10.0.2.2:3", "Query", 30, 16, false),
+                S(23, "sb", "10.0.2.2:4", "Query", 30, 16, false),
+                S(24, "sb", "10.0.2.2:5", "Query", 0, 33, false),
+                S(25, "sb", "10.0.2.2:6", "Query", 29, 16, false),
+                S(26, "sb", "10.0.2.2:7", "Query", 28, 16, false),
+                S(27, "sb", "10.0.2.2:8", "Sleep", 0, 33, false),
+                S(28, "sb", "10.0.2.2:9", "Query", 12, 16, false),
+                S(29, "sb", "10.0.2.2:10", "Query", 12, 16, false),
+                S(30, "sb", "10.0.2.2:11", "Query", 0, 33, false),
+                S(31, "sb", "10.0.2.2:12", "Query", 2, 9, false),
+                S(32, "sb", "10.0.2.2:13", "Sleep", 0, 1, false),
+                S(2, "root", "localhost", "Sleep", 0, 0, false), /* memgov's own */
+        };
+        SessionSelect qb = { .max = 100, .own_id = 2, .policy = p };
+        k = sessions_excess(b, ELEMENTSOF(b), &qb, 5, chosen, &clients);
+        assert_int_equal(clients, 13);
+        assert_int_equal(k, 8);
+        static const uint64_t want[] = { 20, 23, 22, 25, 26, 29, 28, 31 };
+        for (unsigned i = 0; i < ELEMENTSOF(want); i++)
+                assert_int_equal(b[chosen[i]].id, want[i]);
         free(p);
 }
 
@@ -345,7 +376,7 @@ int main(void) {
                 cmocka_unit_test(test_select_newest),
                 cmocka_unit_test(test_select_growing_only),
                 cmocka_unit_test(test_select_storm_newcomers),
-                cmocka_unit_test(test_newest_over),
+                cmocka_unit_test(test_excess),
                 cmocka_unit_test(test_argv),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,18 +3,24 @@
  * process, then commands from standard input, one a line, each answered with one line:
  *   ping     "alive A of N": every session asked SELECT 1, A answered
  *   connect  "connect ok" (the session is kept) or "connect error CODE MESSAGE"
+ *   busy K   "busy K": the K oldest sessions sent SELECT SLEEP(300), its answer not read; ping
+ *            passes them by (not alive)
+ *   busy?    "busy B of K": B of them still in that statement (nothing to read on their socket
+ *            within 3 s: neither its end nor the connection's)
  *   quit     (or end of input) closes every session
  *   memgov-conn-storm SOCKET USER PASSWORD N
  * Prints "open K" once K sessions are open (fewer than N: "open K error CODE MESSAGE"). */
 #include <mysql.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_SESSIONS 4096
 
 static MYSQL *sessions[MAX_SESSIONS];
-static unsigned n_sessions;
+static unsigned n_sessions, n_busy;
 
 static MYSQL *open_one(const char *sock, const char *user, const char *password, unsigned *err, char *msg,
                        size_t size) {
@@ -62,7 +68,7 @@ int main(int argc, char **argv) {
                 line[strcspn(line, "\n")] = 0;
                 if (!strcmp(line, "ping")) {
                         unsigned alive = 0;
-                        for (unsigned i = 0; i < n_sessions; i++)
+                        for (unsigned i = n_busy; i < n_sessions; i++)
                                 if (mysql_query(sessions[i], "SELECT 1") == 0) {
                                         MYSQL_RES *r = mysql_store_result(sessions[i]);
                                         MYSQL_ROW row = r ? mysql_fetch_row(r) : NULL;
@@ -79,6 +85,28 @@ int main(int argc, char **argv) {
                                 printf("connect ok\n");
                         } else
                                 printf("connect error %u %s\n", err, msg);
+                } else if (!strncmp(line, "busy ", 5)) {
+                        unsigned k = (unsigned) strtoul(line + 5, NULL, 10);
+                        while (n_busy < k && n_busy < n_sessions) {
+                                const char q[] = "SELECT SLEEP(300)";
+                                if (mysql_send_query(sessions[n_busy], q, sizeof(q) - 1) != 0)
+                                        break;
+                                n_busy++;
+                        }
+                        printf("busy %u\n", n_busy);
+                } else if (!strcmp(line, "busy?")) {
+                        /* Within 3 s: a KILL returns before the session's thread closes its
+                         * connection. */
+                        unsigned still = 0;
+                        struct timespec t0, t;
+                        clock_gettime(CLOCK_MONOTONIC, &t0);
+                        for (unsigned i = 0; i < n_busy; i++) {
+                                clock_gettime(CLOCK_MONOTONIC, &t);
+                                long spent = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+                                struct pollfd p = { .fd = (int) mysql_get_socket(sessions[i]), .events = POLLIN };
+                                still += poll(&p, 1, spent < 3000 ? (int) (3000 - spent) : 0) == 0;
+                        }
+                        printf("busy %u of %u\n", still, n_busy);
                 } else if (!strcmp(line, "quit"))
                         break;
                 else
