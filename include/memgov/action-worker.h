@@ -43,7 +43,8 @@ int action_worker_fd(const ActionWorker *w);
 /* Queues a job on its action's lane (the worker takes ownership of job->target.cgroup_fd). A job
  * that sets a limit (memory.high, memory.max) replaces one of its kind still waiting, dry run
  * for dry run (a dry run's never takes the place of a real write): only the latest value
- * matters. -EBUSY when the lane's queue is full. Job ids are the worker's, across lanes. */
+ * matters. An emergency reset (ACTION_EMERGENCY_RESET) goes ahead of the jobs waiting on its lane,
+ * not of the one under way. -EBUSY when the lane's queue is full. Job ids are the worker's, across lanes. */
 int action_worker_submit(ActionWorker *w, ActionJob *job);
 /* The server the worker's idle hook (ActuatorOps.idle) works for, between the jobs of the server's
  * lane (its thread alone has the thread hooks): called after each sample; a new process (or the

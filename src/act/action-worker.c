@@ -254,6 +254,15 @@ static bool worker_stop(ActionWorker *w) {
         return false;
 }
 
+/* The emergency reset goes ahead of the jobs waiting on its lane: it is decided with the OOM
+ * nearer than restart.emergency-eta, and what it ends is given back within seconds, where a trim,
+ * an admission or a pool step decided before it gives back little or nothing as soon. Seen in
+ * the outcome benchmark's storm (MySQL 9.7): an emergency reset decided 2m48s before the OOM
+ * waited 20 s behind a trim and an admission, and freed 232M 5 s after the restart had begun. */
+static bool goes_first(const ActionJob *j) {
+        return j->decision.kind == DECISION_ACTION && j->decision.code == ACTION_EMERGENCY_RESET;
+}
+
 int action_worker_submit(ActionWorker *w, ActionJob *job) {
         assert(job);
         if (!w)
@@ -282,7 +291,15 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
                 pthread_mutex_unlock(&w->lock);
                 return -EBUSY;
         }
-        l->queue[(l->head + l->n) % ACTION_QUEUE] = *job;
+        /* Its place: the end of the queue, or for one that goes first, before the first waiting
+         * that does not (the one under way goes on). */
+        unsigned at = l->n;
+        if (goes_first(job))
+                for (at = 0; at < l->n && goes_first(&l->queue[(l->head + at) % ACTION_QUEUE]); at++)
+                        ;
+        for (unsigned i = l->n; i > at; i--)
+                l->queue[(l->head + i) % ACTION_QUEUE] = l->queue[(l->head + i - 1) % ACTION_QUEUE];
+        l->queue[(l->head + at) % ACTION_QUEUE] = *job;
         l->n++;
         pthread_cond_signal(&l->cond);
         pthread_mutex_unlock(&w->lock);
