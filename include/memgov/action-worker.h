@@ -24,6 +24,11 @@ typedef struct ActionJob {
         Policy policy;
         bool dry_run;
         usec_t submitted, started, finished; /* CLOCK_MONOTONIC */
+        /* What its lane was doing when it was submitted: the idle hook (the upkeep of the
+         * server: its kept SQL session, the buffer pool's fill, explain's figures), and how many
+         * jobs were under way or waiting ahead of it. */
+        bool behind_idle;
+        unsigned behind_jobs;
         ActionResult result;
 } ActionJob;
 
@@ -53,6 +58,10 @@ void action_worker_keep(ActionWorker *w, const ActionTarget *target, const Polic
 /* The state file every job and the idle hook record their changes in (ActionContext.state):
  * set once, before the first job. */
 void action_worker_set_state(ActionWorker *w, StateFile *state);
+/* Into buf: "" when a finished job began within ACTION_WAITED_SAY of its submission, else how
+ * long it waited and behind what ("; begun 7s after it was decided, behind ..."). */
+#define ACTION_WAITED_SAY USEC_PER_SEC
+void action_job_waited(const ActionJob *j, char *buf, size_t size);
 /* Takes the finished jobs, up to max; clears the eventfd. */
 unsigned action_worker_collect(ActionWorker *w, ActionJob *out, unsigned max);
 /* The actions waiting, being carried out, or finished with their result not collected yet:

@@ -10,6 +10,7 @@
 
 #include "memgov/action-worker.h"
 #include "memgov/clock.h"
+#include "memgov/units.h"
 
 /* One thread and its queue per lane (action.h): a job waits only behind its own lane's. */
 typedef struct Lane {
@@ -22,6 +23,7 @@ typedef struct Lane {
         unsigned head, n;
         ActionJob *running; /* the one being carried out (a copy) */
         bool busy;
+        bool idle_running; /* the idle hook, on the server's lane */
 } Lane;
 
 struct ActionWorker {
@@ -57,11 +59,14 @@ static void run_idle(ActionWorker *w, ActionJob *scratch) {
         scratch->dry_run = w->keep_dry_run;
         w->keep_now = false;
         w->next_idle = now_clock(CLOCK_MONOTONIC) + ACTION_IDLE_EVERY;
+        Lane *l = &w->lane[ACTION_LANE_SERVER];
+        l->idle_running = true;
         pthread_mutex_unlock(&w->lock);
         ActionContext c = { .target = &scratch->target, .policy = &scratch->policy, .dry_run = scratch->dry_run,
                             .state = w->state };
         usec_t again = w->ops->idle(w->userdata, &c);
         pthread_mutex_lock(&w->lock);
+        l->idle_running = false;
         w->next_idle = now_clock(CLOCK_MONOTONIC) + (again > 0 ? again : ACTION_IDLE_EVERY);
 }
 
@@ -297,6 +302,8 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
         if (goes_first(job))
                 for (at = 0; at < l->n && goes_first(&l->queue[(l->head + at) % ACTION_QUEUE]); at++)
                         ;
+        job->behind_idle = l->idle_running;
+        job->behind_jobs = (l->busy ? 1 : 0) + at;
         for (unsigned i = l->n; i > at; i--)
                 l->queue[(l->head + i) % ACTION_QUEUE] = l->queue[(l->head + i - 1) % ACTION_QUEUE];
         l->queue[(l->head + at) % ACTION_QUEUE] = *job;
@@ -304,6 +311,20 @@ int action_worker_submit(ActionWorker *w, ActionJob *job) {
         pthread_cond_signal(&l->cond);
         pthread_mutex_unlock(&w->lock);
         return 0;
+}
+
+void action_job_waited(const ActionJob *j, char *buf, size_t size) {
+        char t[FORMAT_TIMESPAN_MAX], what[96] = "";
+        assert(j && buf);
+        buf[0] = '\0';
+        if (j->started < j->submitted + ACTION_WAITED_SAY)
+                return;
+        if (j->behind_idle)
+                snprintf(what, sizeof(what), ", behind the upkeep of the server (its session, the buffer pool's fill)");
+        if (j->behind_jobs > 0)
+                snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s %u other action(s)",
+                         j->behind_idle ? " and" : ", behind", j->behind_jobs);
+        snprintf(buf, size, "; begun %s after it was decided%s", format_timespan(t, j->started - j->submitted), what);
 }
 
 void action_worker_set_state(ActionWorker *w, StateFile *state) {

@@ -257,8 +257,11 @@ int inject_site_symbol(const InjectSite *s, const char *name, uint64_t *ret_addr
 }
 
 int inject_call_retrying(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size) {
+        unsigned tried = 0;
         for (unsigned attempt = 0;; attempt++) {
                 int r = inject_call(q, ret, why, why_size);
+                tried += ret->tried;
+                ret->tried = tried;
                 if (r != -EAGAIN || q->tid > 0 || attempt >= 9)
                         return r;
                 sleep_usec(3 * USEC_PER_MSEC);

@@ -31,5 +31,5 @@ int inject_site_symbol(const InjectSite *s, const char *name, uint64_t *ret_addr
 
 /* inject_call, tried again a few times a few milliseconds apart while it says -EAGAIN (a thread
  * left its system call just as it was stopped, or none was blocked at that moment), unless the
- * thread was given. */
+ * thread was given. ret->tried counts the threads of every attempt. */
 int inject_call_retrying(const InjectRequest *q, InjectReport *ret, char *why, size_t why_size);

@@ -53,7 +53,7 @@ typedef struct InjectReport {
         uint64_t ret;    /* what the function returned */
         uint8_t result[INJECT_RESULT_SIZE]; /* the result area as the call left it */
         bool completed;  /* the stub said the call returned */
-        unsigned tried;  /* threads tried: one, unless a thread had too little stack */
+        unsigned tried;  /* threads tried: one, unless one had too little stack or had left its call */
 } InjectReport;
 
 /* The stub's bytes, for copying into a target. */

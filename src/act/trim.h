@@ -30,6 +30,10 @@ typedef struct TrimReport {
         const char *function;
         InjectReport inject;  /* ptrace */
         usec_t duration;      /* of the call */
+        /* ptrace: how long the trim took in all, and of that finding the allocator and its
+         * function in the process (the rest: choosing, holding and letting go threads, the
+         * call, the RSS) */
+        usec_t took, planning;
         uint64_t rss_before, rss_after, freed;
         bool has_freed;
         /* sql: memgov_trim() answered NULL: another trim ran in the server within its last 10 s

@@ -90,7 +90,7 @@ void decision_log(const EngineOutput *out, const Decision *d, bool dry_run, cons
         log_struct(priority(d), decision_message_id(d), fields, "%s", line);
 }
 
-void action_result_log(const Decision *d, const ActionResult *r, bool dry_run) {
+void action_result_log(const Decision *d, const ActionResult *r, bool dry_run, const char *tail) {
         const char *fields[] = { NULL, NULL };
         char kind[64];
         snprintf(kind, sizeof(kind), "MEMGOV_KIND=%s", decision_name(d));
@@ -100,12 +100,13 @@ void action_result_log(const Decision *d, const ActionResult *r, bool dry_run) {
         const char *text = r->error < 0 ? strerror(-r->error) : "";
         size_t dl = strlen(r->detail), tl = strlen(text);
         bool says_it = r->error < 0 && dl >= tl && streq(r->detail + dl - tl, text);
+        tail = tail ? tail : "";
         if (r->error < 0 && (r->explained || says_it))
-                log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s",
-                           decision_name(d), r->detail);
+                log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s%s",
+                           decision_name(d), r->detail, tail);
         else if (r->error < 0)
-                log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s%s%s",
-                           decision_name(d), r->detail, r->detail[0] ? ": " : "", strerror(-r->error));
+                log_struct(LOG_WARNING, MESSAGE_ID_ACTION_RESULT, fields, "-> %s failed: %s%s%s%s",
+                           decision_name(d), r->detail, r->detail[0] ? ": " : "", strerror(-r->error), tail);
         else if (r->detail[0])
-                log_struct(dry_run ? LOG_INFO : LOG_NOTICE, MESSAGE_ID_ACTION_RESULT, fields, "-> %s", r->detail);
+                log_struct(dry_run ? LOG_INFO : LOG_NOTICE, MESSAGE_ID_ACTION_RESULT, fields, "-> %s%s", r->detail, tail);
 }

@@ -16,5 +16,5 @@ const char *decision_message_id(const Decision *d);
 /* Logs one decision once, with its figures as journal fields; fills line with the text as
  * logged ("would trim     working set ...: trim (method auto)"). */
 void decision_log(const EngineOutput *out, const Decision *d, bool dry_run, const Target *t, char *line, size_t size);
-/* Logs what an actuator did or why it failed. */
-void action_result_log(const Decision *d, const ActionResult *r, bool dry_run);
+/* Logs what an actuator did or why it failed, tail (NULL: none) after it. */
+void action_result_log(const Decision *d, const ActionResult *r, bool dry_run, const char *tail);

@@ -426,7 +426,9 @@ static void collect_results(Manager *m) {
         unsigned n = action_worker_collect(m->worker, m->collected, ACTION_QUEUE);
         for (unsigned i = 0; i < n; i++) {
                 const ActionJob *j = &m->collected[i];
-                action_result_log(&j->decision, &j->result, j->dry_run);
+                char tail[160];
+                action_job_waited(j, tail, sizeof(tail));
+                action_result_log(&j->decision, &j->result, j->dry_run, tail);
                 metrics_count_action(&m->metrics, j->decision.action,
                                      j->dry_run ? METRICS_RESULT_DRY_RUN
                                      : j->result.error < 0 ? METRICS_RESULT_FAILED
@@ -587,7 +589,7 @@ static void put_back_limits(Manager *m) {
                 ActionContext ctx = { .target = &t, .policy = &m->policy, .state = m->state };
                 log_notice("%s", d.reason);
                 actuator_run(m->opts.ops ? m->opts.ops : &actuator_ops_real, m->opts.ops_userdata, &ctx, &d, &res);
-                action_result_log(&d, &res, false);
+                action_result_log(&d, &res, false, NULL);
         }
         m->limits_put_back = !later;
 }
@@ -1143,7 +1145,7 @@ static void leave_limits(Manager *m) {
                 ActionContext c = { .target = &t, .policy = &m->policy, .dry_run = false, .state = m->state };
                 log_notice("%s%s", i < engine_n ? "" : "memgov stops, not put back yet: ", d[i].reason);
                 actuator_run(m->opts.ops ? m->opts.ops : &actuator_ops_real, m->opts.ops_userdata, &c, &d[i], &res);
-                action_result_log(&d[i], &res, false);
+                action_result_log(&d[i], &res, false, NULL);
         }
 }
 

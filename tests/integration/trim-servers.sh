@@ -91,11 +91,15 @@ after=$(server_rss)
 python3 -c '
 import json, sys
 r = json.load(sys.stdin)
-print("{name}: {allocator} {function} in thread {thread} ({syscall}): held {held_us} us, call {ms:.1f} ms, "
+print("{name}: {allocator} {function} in thread {thread} ({syscall}): in {took_us} us (finding the function "
+      "{planning_us} us, {threads_tried} thread(s) tried), held {held_us} us, call {ms:.1f} ms, "
       "RSS {b}M -> {a}M, gave back {f}M".format(name=sys.argv[1], ms=r["call_us"] / 1000, b=r["rss_before"] >> 20,
                                                 a=r["rss_after"] >> 20, f=r["freed"] >> 20, **r))
 if not r["completed"] or r["held_us"] <= 0 or r["allocator"] != sys.argv[2] or r["function"] != sys.argv[3]:
-    sys.exit(f"{sys.argv[1]}: FAIL: the call did not complete as planned: {r}")' "$name" "$allocator" "$function" <<<"$report" ||
+    sys.exit(f"{sys.argv[1]}: FAIL: the call did not complete as planned: {r}")
+# The whole trim: its planning, the thread held and the call within it.
+if r["threads_tried"] < 1 or not 0 < r["planning_us"] < r["took_us"] or r["took_us"] < r["held_us"] + r["call_us"]:
+    sys.exit(f"{sys.argv[1]}: FAIL: the timings of the trim do not add up: {r}")' "$name" "$allocator" "$function" <<<"$report" ||
         exit 1
 (( after < before )) || fail "RSS did not fall ($before -> $after)"
 (( before - after > 32 * 1024 * 1024 )) || fail "RSS fell by only $(mib $((before - after)))"

@@ -197,14 +197,40 @@ static void test_emergency_reset_goes_first(void **state) {
         static const struct { ActionKind a; uint64_t tag; } want[] = {
                 { ACTION_POOL, 0 }, { ACTION_RESET, 1 }, { ACTION_RESET, 2 }, { ACTION_TRIM, 0 }, { ACTION_RESET, 0 },
         };
+        /* What each found ahead of it when submitted: the pool step under way, and those waiting
+         * ahead in the place it took. */
+        static const unsigned behind[] = { 0, 1, 2, 1, 2 };
         for (unsigned i = 0; i < ELEMENTSOF(want); i++) {
                 release_one(&g);
                 assert_int_equal(collect_n(w, out, 1), 1);
                 assert_int_equal(out[0].decision.action, want[i].a);
                 assert_int_equal(out[0].decision.value, want[i].tag);
+                assert_int_equal(out[0].behind_jobs, behind[i]);
+                assert_false(out[0].behind_idle);
         }
         assert_int_equal(action_worker_pending(w), 0);
         assert_null(action_worker_free(w));
+}
+
+/* A result says how long its job waited for its lane, and behind what, from a second on. */
+static void test_waited(void **state) {
+        char buf[200];
+        ActionJob j = { .submitted = 10 * USEC_PER_SEC, .started = 10 * USEC_PER_SEC + 999 * USEC_PER_MSEC,
+                        .behind_idle = true, .behind_jobs = 2 };
+        action_job_waited(&j, buf, sizeof(buf));
+        assert_string_equal(buf, "");
+        j.started = 17 * USEC_PER_SEC;
+        action_job_waited(&j, buf, sizeof(buf));
+        assert_string_equal(buf, "; begun 7s after it was decided, behind the upkeep of the server (its session, the "
+                                 "buffer pool's fill) and 2 other action(s)");
+        j.behind_idle = false;
+        action_job_waited(&j, buf, sizeof(buf));
+        assert_string_equal(buf, "; begun 7s after it was decided, behind 2 other action(s)");
+        j.behind_idle = true;
+        j.behind_jobs = 0;
+        action_job_waited(&j, buf, sizeof(buf));
+        assert_string_equal(buf, "; begun 7s after it was decided, behind the upkeep of the server (its session, the "
+                                 "buffer pool's fill)");
 }
 
 /* The restart holds its thread until the server is back (a systemd job's stop and start): in the
@@ -342,6 +368,40 @@ static void test_idle_again_after(void **state) {
         assert_int_equal(idle_calls_in_1s(0), 1);
 }
 
+/* A job submitted while the idle hook runs waits for it, and says so. */
+static usec_t held_idle(void *userdata, const ActionContext *c) {
+        Gate *g = userdata;
+        pthread_mutex_lock(&g->lock);
+        unsigned me = g->entered++;
+        pthread_cond_broadcast(&g->cond);
+        while (g->released <= me)
+                pthread_cond_wait(&g->cond, &g->lock);
+        pthread_mutex_unlock(&g->lock);
+        return 0;
+}
+
+static const ActuatorOps held_idle_ops = { .name = "held-idle", .run = { [ACTION_TRIM] = quick_action }, .idle = held_idle };
+
+static void test_behind_idle(void **state) {
+        Gate g = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+        ActionWorker *w = NULL;
+        ActionJob out[1];
+        Policy p = {};
+        ActionTarget t = { .pid = 1, .cgroup_fd = -1 };
+
+        assert_int_equal(action_worker_new(&w, &held_idle_ops, &g, NULL), 0);
+        action_worker_keep(w, &t, &p, false);
+        wait_entered(&g, 1);
+        submit(w, ACTION_TRIM);
+        assert_int_equal(results_within(w, 200), 0);
+        release_one(&g);
+        assert_int_equal(collect_n(w, out, 1), 1);
+        assert_true(out[0].behind_idle);
+        assert_int_equal(out[0].behind_jobs, 0);
+        assert_true(out[0].started >= out[0].submitted + 200 * USEC_PER_MSEC);
+        assert_null(action_worker_free(w));
+}
+
 /* More results than one collect takes: the eventfd says the rest wait, or they would wait for the
  * next job to end. */
 static void test_collect_in_parts(void **state) {
@@ -377,6 +437,8 @@ int main(void) {
                 cmocka_unit_test(test_pending_until_collected),
                 cmocka_unit_test(test_limits_and_restart_not_behind_the_server),
                 cmocka_unit_test(test_emergency_reset_goes_first),
+                cmocka_unit_test(test_waited),
+                cmocka_unit_test(test_behind_idle),
                 cmocka_unit_test(test_restart_and_limits_apart),
                 cmocka_unit_test(test_dry_run_never_replaces_a_write),
                 cmocka_unit_test(test_idle_again_after),
