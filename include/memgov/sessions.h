@@ -72,6 +72,9 @@ bool session_is_idle(const Session *s, const SessionSelect *q);
  * that session_not_growing() passes over. */
 unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, unsigned *chosen);
 
+/* How long the session has been in its current statement, in seconds: 0 when idle. */
+uint64_t session_statement_seconds(const Session *s);
+
 /* The clients over keep, for an admission lowered below the clients connected: clients - keep of
  * them, the longest in one statement first (an idle one counts as in none), then the newest (the
  * highest IDs: the last to connect); of those, up to q->max indexes into s go into chosen, none

@@ -156,12 +156,13 @@ static void end_excess(const ActionContext *c, SqlConn *conn, uint64_t max_conne
         /* How many of those chosen were in a statement, and the longest: what the order went by. */
         unsigned busy = 0;
         for (unsigned i = 0; i < k; i++)
-                busy += !streq(s[chosen[i]].command, "Sleep") && s[chosen[i]].time_s > 0;
+                busy += session_statement_seconds(&s[chosen[i]]) > 0;
         char order[160], t[FORMAT_TIMESPAN_MAX];
         if (busy > 0)
                 snprintf(order, sizeof(order),
                          "the longest in one statement first (%u of them in one for 1s or more, up to %s), then the newest",
-                         busy, format_timespan(t, MIN(s[chosen[0]].time_s, UINT64_MAX / USEC_PER_SEC) * USEC_PER_SEC));
+                         busy, format_timespan(t, MIN(session_statement_seconds(&s[chosen[0]]), UINT64_MAX / USEC_PER_SEC) *
+                                                          USEC_PER_SEC));
         else
                 snprintf(order, sizeof(order), "none in one statement for 1s or more: the newest first");
         if (c->dry_run) {

@@ -301,9 +301,9 @@ void trim_report_text(pid_t pid, const TrimReport *r, int error, const char *why
                          r->inject.syscall_name);
                 return;
         }
-        /* How long it took in all, and where: on a swamped server a trim of 15 ms held and called
-         * took 13-15 s from its start (MySQL 9.7, a connection storm, 1 emulated CPU), and the
-         * emergency reset waited behind it. */
+        /* How long it took in all, and where: on a swamped server (MySQL 9.7, a connection storm,
+         * 1 emulated CPU) a trim held 15-205 ms had its result 13-20 s after its decision, and
+         * nothing said how much of it was the trim's own. */
         char t3[FORMAT_TIMESPAN_MAX], t4[FORMAT_TIMESPAN_MAX];
         snprintf(buf, size, "%s %s in thread %d of %d (blocked in %s): in %s (finding the function %s; %u thread(s) "
                  "tried), held %s, call %s, RSS %s -> %s, freed %s",

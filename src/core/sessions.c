@@ -190,12 +190,12 @@ unsigned sessions_select(const Session *s, unsigned n, const SessionSelect *q, u
  * where an application's short transactions are in and out of theirs. Seen by connection order:
  * MySQL 9.7, 92 clients on the new process, 82 ended, and 2 of the 10 kept sat in storm queries
  * of 32 s (the next reset's). */
-static uint64_t statement_seconds(const Session *s) {
+uint64_t session_statement_seconds(const Session *s) {
         return streq(s->command, "Sleep") ? 0 : s->time_s;
 }
 
 static bool ends_before(const Session *a, const Session *b) {
-        uint64_t ta = statement_seconds(a), tb = statement_seconds(b);
+        uint64_t ta = session_statement_seconds(a), tb = session_statement_seconds(b);
         return ta != tb ? ta > tb : a->id > b->id;
 }
 

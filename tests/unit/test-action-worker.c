@@ -16,14 +16,18 @@ typedef struct Gate {
         unsigned entered, released;
 } Gate;
 
-static int held_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
-        Gate *g = userdata;
+/* Enters the gate and waits there until the test lets this entry go. */
+static void gate_hold(Gate *g) {
         pthread_mutex_lock(&g->lock);
         unsigned me = g->entered++;
         pthread_cond_broadcast(&g->cond);
         while (g->released <= me)
                 pthread_cond_wait(&g->cond, &g->lock);
         pthread_mutex_unlock(&g->lock);
+}
+
+static int held_action(void *userdata, const ActionContext *c, const Decision *d, ActionResult *ret) {
+        gate_hold(userdata);
         ret->has_freed = true;
         ret->freed = 7;
         return 0;
@@ -66,10 +70,14 @@ static void wait_result(ActionWorker *w) {
         assert_int_equal(results_within(w, 10000), 1);
 }
 
-static void submit(ActionWorker *w, ActionKind a) {
-        ActionJob job = { .decision = { .kind = DECISION_ACTION, .action = a } };
+static void submit_decision(ActionWorker *w, Decision d) {
+        ActionJob job = { .decision = d };
         job.target.cgroup_fd = -1;
         assert_int_equal(action_worker_submit(w, &job), 0);
+}
+
+static void submit(ActionWorker *w, ActionKind a) {
+        submit_decision(w, (Decision) { .kind = DECISION_ACTION, .action = a });
 }
 
 static void test_pending_until_collected(void **state) {
@@ -176,10 +184,8 @@ static void test_limits_and_restart_not_behind_the_server(void **state) {
  * way), in the order it came among those that go first. Seen behind a trim and an admission in
  * the outcome benchmark's storm: 20 s, and the restart came first. */
 static void submit_emergency_reset(ActionWorker *w, unsigned tag) {
-        ActionJob job = { .decision = { .kind = DECISION_ACTION, .action = ACTION_RESET, .code = ACTION_EMERGENCY_RESET,
-                                        .value = tag } };
-        job.target.cgroup_fd = -1;
-        assert_int_equal(action_worker_submit(w, &job), 0);
+        submit_decision(w, (Decision) { .kind = DECISION_ACTION, .action = ACTION_RESET, .code = ACTION_EMERGENCY_RESET,
+                                        .value = tag });
 }
 
 static void test_emergency_reset_goes_first(void **state) {
@@ -370,13 +376,7 @@ static void test_idle_again_after(void **state) {
 
 /* A job submitted while the idle hook runs waits for it, and says so. */
 static usec_t held_idle(void *userdata, const ActionContext *c) {
-        Gate *g = userdata;
-        pthread_mutex_lock(&g->lock);
-        unsigned me = g->entered++;
-        pthread_cond_broadcast(&g->cond);
-        while (g->released <= me)
-                pthread_cond_wait(&g->cond, &g->lock);
-        pthread_mutex_unlock(&g->lock);
+        gate_hold(userdata);
         return 0;
 }
 
